@@ -1,0 +1,41 @@
+# taskmint: `make demo` builds everything and runs the refresh on the bundled seeds;
+# `make test` builds everything and runs the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Prefect keeps its ephemeral database under output/, not in the home folder.
+export PREFECT_HOME ?= $(CURDIR)/output/prefect
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export PREFECT_LOGGING_LEVEL ?= INFO
+
+.PHONY: setup system-deps demo test bench lint clean
+
+setup: system-deps $(VENV)/.installed
+
+# Debian packages the sandbox needs: bubblewrap (bwrap), util-linux (setpriv, prlimit), git
+# (git apply), nodejs (JavaScript seeds).
+system-deps:
+	@./scripts/install-system-deps.sh
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: setup
+	$(VENV)/bin/taskmint refresh
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) -m pytest -q -s tests/bench -p no:cacheprovider
+
+lint: setup
+	$(VENV)/bin/ruff check src tests flows
+	$(VENV)/bin/ruff format --check src tests flows
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf output/cache output/datasets output/prefect

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install the Debian packages taskmint's sandbox needs, if any is missing.
+set -euo pipefail
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+[ -x /usr/bin/setpriv ] && [ -x /usr/bin/prlimit ] || missing+=(util-linux)
+command -v git >/dev/null 2>&1 || missing+=(git)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+[ -x /usr/bin/grep ] || missing+=(grep)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+  command -v sudo >/dev/null 2>&1 || {
+    echo "error: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  }
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,30 @@
+"""taskmint: mint verifiable reinforcement-learning coding tasks.
+
+A working application with a passing test suite goes in; tasks come out, each a feature removed
+from the application, proven to break specific tests, described, calibrated, and published as a
+versioned Hugging Face dataset with a `verify(task, patch)` reward function.
+
+Stages (one subpackage each): acquire -> envs -> index -> excise -> validate -> describe ->
+calibrate -> publish, and verify. Prefect flows live in the top-level `flows` package.
+"""
+
+from taskmint.config import PipelineConfig
+from taskmint.errors import TaskmintError
+from taskmint.records import Candidate, CodeIndex, Environment, Reward, SeedApp, Task, Verdict
+from taskmint.verify import verify
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Candidate",
+    "CodeIndex",
+    "Environment",
+    "PipelineConfig",
+    "Reward",
+    "SeedApp",
+    "Task",
+    "TaskmintError",
+    "Verdict",
+    "__version__",
+    "verify",
+]

@@ -1,0 +1,106 @@
+"""Reading a seed's `taskmint.toml` and the list of seeds a refresh runs over."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from taskmint.errors import ManifestError
+from taskmint.records import SeedManifest
+
+__all__ = ["MANIFEST_NAME", "load_manifest", "load_seed_list", "parse_manifest"]
+
+MANIFEST_NAME = "taskmint.toml"
+_RUNNERS = {"python": "pytest", "javascript": "node"}
+
+
+def load_manifest(seed_dir: Path) -> SeedManifest:
+    """Read and check `<seed_dir>/taskmint.toml`."""
+    path = Path(seed_dir) / MANIFEST_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError(
+            f"{path} not found: every seed needs a {MANIFEST_NAME} with [seed] and [run] tables"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"cannot read {path}: {exc}") from exc
+    return parse_manifest(text, where=str(path))
+
+
+def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
+    """Parse manifest text; errors name the file and the key to fix."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{where}: not valid TOML: {exc}") from exc
+    seed = _table(data, "seed", where)
+    run = _table(data, "run", where)
+    language = _str(seed, "language", where)
+    if language not in _RUNNERS:
+        raise ManifestError(f"{where}: seed.language must be one of {sorted(_RUNNERS)}")
+    runner = run.get("runner", _RUNNERS[language])
+    if runner != _RUNNERS[language]:
+        raise ManifestError(f"{where}: run.runner for {language} must be {_RUNNERS[language]!r}")
+    timeout = run.get("timeout", 120)
+    if not isinstance(timeout, int | float) or timeout <= 0:
+        raise ManifestError(f"{where}: run.timeout must be a positive number of seconds")
+    return SeedManifest(
+        name=_str(seed, "name", where),
+        language=language,  # type: ignore[arg-type]
+        description=str(seed.get("description", "")),
+        source_paths=_paths(seed, "source_paths", where),
+        test_paths=_paths(seed, "test_paths", where),
+        dependencies=tuple(str(d) for d in seed.get("dependencies", [])),
+        runner=runner,
+        pythonpath=_paths(run, "pythonpath", where, default=["."]),
+        timeout=float(timeout),
+    )
+
+
+def load_seed_list(path: Path) -> list[Path]:
+    """Read a seeds manifest (`[[seed]] path = "..."`), paths relative to the manifest's folder."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(f"seeds manifest {path} not found") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"cannot read seeds manifest {path}: {exc}") from exc
+    entries = data.get("seed")
+    if not isinstance(entries, list) or not entries:
+        raise ManifestError(f"{path}: expected one or more [[seed]] tables with a `path` key")
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise ManifestError(f"{path}: every [[seed]] needs a string `path`")
+        out.append((path.parent / entry["path"]).resolve())
+    return out
+
+
+def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key)
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where}: missing [{key}] table")
+    return value
+
+
+def _str(table: dict[str, Any], key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise ManifestError(f"{where}: `{key}` must be a non-empty string")
+    return value
+
+
+def _paths(
+    table: dict[str, Any], key: str, where: str, default: list[str] | None = None
+) -> tuple[str, ...]:
+    value = table.get(key, default)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ManifestError(f"{where}: `{key}` must be a non-empty list of relative paths")
+    for v in value:
+        p = PurePosixPath(v)
+        if p.is_absolute() or ".." in p.parts:
+            raise ManifestError(f"{where}: `{key}` entry {v!r} must stay inside the seed folder")
+    return tuple(str(PurePosixPath(v)) for v in value)

@@ -1,0 +1,149 @@
+"""Content-addressed snapshots of seed trees."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from taskmint.acquire.manifest import load_manifest
+from taskmint.errors import ManifestError
+from taskmint.records import SeedApp
+
+__all__ = [
+    "IGNORED_NAMES",
+    "acquire",
+    "copy_tree",
+    "list_tree",
+    "snapshot_tree",
+    "stamp_tree",
+]
+
+# Build and cache artefacts never enter a snapshot: they can hold copies of the code (bytecode,
+# coverage data) and they are not part of the application.
+IGNORED_NAMES = frozenset(
+    {
+        ".git",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".coverage",
+        "node_modules",
+        ".tox",
+        ".venv",
+        "build",
+        "dist",
+        ".hypothesis",
+    }
+)
+_IGNORED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+# Every file in a workspace gets this mtime, so timestamps cannot tell which file was edited.
+UNIFORM_MTIME = 946684800  # 2000-01-01T00:00:00Z
+
+
+def list_tree(root: Path) -> list[str]:
+    """Regular files under `root` as sorted POSIX relative paths, ignoring artefacts.
+
+    Symlinks, FIFOs, sockets and devices are left out: a snapshot holds regular files only, so
+    nothing in it can point outside itself.
+    """
+    root = Path(root)
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in IGNORED_NAMES
+            and not d.endswith(_IGNORED_SUFFIXES)
+            and not os.path.islink(os.path.join(dirpath, d))
+        )
+        for name in sorted(filenames):
+            if name in IGNORED_NAMES or name.endswith(_IGNORED_SUFFIXES):
+                continue
+            full = os.path.join(dirpath, name)
+            try:
+                mode = os.lstat(full).st_mode
+            except OSError:
+                continue
+            if stat.S_ISREG(mode):
+                out.append(Path(full).relative_to(root).as_posix())
+    return sorted(out)
+
+
+def _tree_digest(root: Path, files: list[str]) -> str:
+    h = hashlib.sha256()
+    for rel in files:
+        full = root / rel
+        mode = os.stat(full).st_mode
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(b"x" if mode & stat.S_IXUSR else b"-")
+        with open(full, "rb") as fh:
+            h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
+def copy_tree(src: Path, dst: Path, files: list[str] | tuple[str, ...] | None = None) -> None:
+    """Copy the regular files of `src` (or just `files`) into `dst` with uniform timestamps."""
+    src, dst = Path(src), Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    for rel in files if files is not None else list_tree(src):
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, target)
+        mode = os.stat(src / rel).st_mode
+        os.chmod(target, 0o755 if mode & stat.S_IXUSR else 0o644)
+        os.utime(target, (UNIFORM_MTIME, UNIFORM_MTIME))
+
+
+def stamp_tree(root: Path) -> None:
+    """Give every file and folder under `root` the same timestamp."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.utime(
+                os.path.join(dirpath, name), (UNIFORM_MTIME, UNIFORM_MTIME), follow_symlinks=False
+            )
+    os.utime(root, (UNIFORM_MTIME, UNIFORM_MTIME))
+
+
+def snapshot_tree(seed_dir: Path, cache_dir: Path) -> SeedApp:
+    """Snapshot `seed_dir` into `cache_dir/snapshots/<id>/` and return the `SeedApp`.
+
+    Idempotent: an existing snapshot with the same id is reused. The copy is written to a
+    temporary folder and renamed, so a crash never leaves a half snapshot under its final name.
+    """
+    seed_dir = Path(seed_dir).resolve()
+    if not seed_dir.is_dir():
+        raise ManifestError(f"seed folder {seed_dir} does not exist")
+    manifest = load_manifest(seed_dir)
+    files = list_tree(seed_dir)
+    snapshot_id = _tree_digest(seed_dir, files)[:24]
+    final = Path(cache_dir) / "snapshots" / snapshot_id
+    if not (final / "tree").is_dir():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{snapshot_id}.", dir=final.parent))
+        try:
+            copy_tree(seed_dir, tmp / "tree", files)
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not (final / "tree").is_dir():  # lost a race only if the winner finished
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return SeedApp(
+        name=manifest.name,
+        snapshot_id=snapshot_id,
+        root=str(final / "tree"),
+        manifest=manifest,
+        files=tuple(files),
+        origin=str(seed_dir),
+    )
+
+
+def acquire(seed_dir: Path, *, cache_dir: Path) -> SeedApp:
+    """The `acquire` verb: a local seed folder -> a content-addressed `SeedApp`."""
+    return snapshot_tree(seed_dir, cache_dir)

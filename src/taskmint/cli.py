@@ -1,0 +1,231 @@
+"""The `taskmint` command: a thin shell over the library.
+
+Each command calls one library function and turns taskmint's errors into a one-line message and
+exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from taskmint.config import PipelineConfig, load_config
+from taskmint.errors import TaskmintError
+from taskmint.records import Task, to_json_dict
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed so tests can check every command has help)."""
+    parser = argparse.ArgumentParser(
+        prog="taskmint",
+        description="Mint verifiable RL coding tasks from applications with test suites.",
+    )
+    parser.add_argument("--config", type=Path, help="a taskmint config TOML (all keys optional)")
+    parser.add_argument("--output", type=Path, help="output root (default: output/)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "refresh",
+        help="mint tasks from the seeds and publish a dataset version",
+        description="Run the refresh flow (Prefect, ephemeral mode) over the "
+        "seeds manifest and publish a new dataset version.",
+    )
+    p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
+    p.add_argument("--max-candidates", type=int, help="candidates per seed")
+    p.add_argument("--workers", type=int, help="parallel sandboxes")
+    p.add_argument("--name", help="dataset name (default: taskmint)")
+
+    def with_dataset(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--dataset",
+            type=Path,
+            help="a dataset version folder (default: the latest local version)",
+        )
+
+    p = sub.add_parser("show", help="print one task", description="Print one task's row.")
+    p.add_argument("task_id")
+    p.add_argument("--json", action="store_true", help="the whole row as JSON")
+    with_dataset(p)
+
+    p = sub.add_parser(
+        "workspace",
+        help="write a task's policy view to a folder",
+        description="Write what a model being trained sees (the broken tree).",
+    )
+    p.add_argument("task_id")
+    p.add_argument("dir", type=Path)
+    with_dataset(p)
+
+    p = sub.add_parser(
+        "verify",
+        help="grade a patch against a task",
+        description="Grade a patch (as `git diff` writes it, relative to the "
+        "task's root) and print the reward and per-test outcomes.",
+    )
+    p.add_argument("task_id")
+    p.add_argument("patch_file", type=Path, help="the patch file, or - for standard input")
+    p.add_argument("--json", action="store_true", help="print the reward as JSON")
+    with_dataset(p)
+    return parser
+
+
+def _config(args: argparse.Namespace) -> PipelineConfig:
+    overrides = {
+        "output_root": args.output,
+        "seeds_manifest": getattr(args, "seeds", None),
+        "max_candidates_per_seed": getattr(args, "max_candidates", None),
+        "workers": getattr(args, "workers", None),
+        "dataset_name": getattr(args, "name", None),
+    }
+    return load_config(args.config, **overrides)
+
+
+def _version_dir(args: argparse.Namespace, config: PipelineConfig) -> Path:
+    from taskmint.publish import latest_version
+
+    if args.dataset is not None:
+        return Path(args.dataset)
+    return latest_version(config.datasets_dir / config.dataset_name)
+
+
+def _find_task(version: Path, task_id: str) -> Task:
+    from taskmint.publish import load_tasks
+
+    for task in load_tasks(version):
+        if task.instance_id == task_id:
+            return task
+    raise TaskmintError(f"no task {task_id!r} in {version}; `taskmint show` lists none by that id")
+
+
+def _cmd_refresh(args: argparse.Namespace, config: PipelineConfig) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from flows.refresh import run_refresh
+
+    result = run_refresh(config)
+    table = Table(title="taskmint refresh")
+    for col in ("seed", "candidates", "accepted", "rejected (by reason)", "wall s"):
+        table.add_column(col)
+    for s in result.summaries:
+        rejected = ", ".join(f"{k}: {v}" for k, v in s.rejected.items()) or "-"
+        if s.error:
+            rejected = "SEED ERROR (below)"
+        table.add_row(s.seed, str(s.candidates), str(s.accepted), rejected, f"{s.wall_time:.0f}")
+    table.add_row(
+        "total",
+        str(sum(s.candidates for s in result.summaries)),
+        str(sum(s.accepted for s in result.summaries)),
+        "",
+        f"{result.wall_time:.0f}",
+    )
+    Console().print(table)
+    for s in result.summaries:
+        if s.error:
+            print(f"seed error: {s.seed}: {s.error}")
+    if result.published is not None:
+        print(f"dataset: {result.published.path} ({result.published.tasks} tasks)")
+    else:
+        print("no task was accepted; nothing published")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace, config: PipelineConfig) -> int:
+    task = _find_task(_version_dir(args, config), args.task_id)
+    if args.json:
+        print(json.dumps(to_json_dict(task), indent=2))
+        return 0
+    print(f"{task.instance_id}  ({task.seed}, {task.language}, {task.strategy})")
+    print(f"units: {', '.join(task.units)}")
+    print(f"FAIL_TO_PASS: {len(task.FAIL_TO_PASS)}  PASS_TO_PASS: {len(task.PASS_TO_PASS)}")
+    print()
+    print(task.problem_statement)
+    return 0
+
+
+def _seed_env(version: Path, task: Task, config: PipelineConfig):  # type: ignore[no-untyped-def]
+    from taskmint.envs import build_environment
+    from taskmint.publish import load_seed
+
+    seed = load_seed(version, task.snapshot_id, cache_dir=config.cache_dir)
+    return seed, build_environment(seed.manifest, cache_dir=config.cache_dir)
+
+
+def _cmd_workspace(args: argparse.Namespace, config: PipelineConfig) -> int:
+    from taskmint.publish import load_seed
+    from taskmint.verify import policy_view
+
+    version = _version_dir(args, config)
+    task = _find_task(version, args.task_id)
+    seed = load_seed(version, task.snapshot_id, cache_dir=config.cache_dir)
+    policy_view(task, seed, args.dir)
+    print(f"wrote the policy view of {task.instance_id} to {args.dir}")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace, config: PipelineConfig) -> int:
+    from taskmint.sandbox import open_sandbox
+    from taskmint.verify import verify
+
+    version = _version_dir(args, config)
+    task = _find_task(version, args.task_id)
+    if str(args.patch_file) == "-":
+        patch = sys.stdin.read()
+    else:
+        try:
+            patch = args.patch_file.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            raise TaskmintError(f"cannot read patch {args.patch_file}: {exc}") from exc
+    seed, env = _seed_env(version, task, config)
+    with open_sandbox(config.sandbox) as sandbox:
+        reward = verify(
+            task,
+            patch,
+            seed=seed,
+            env=env,
+            sandbox=sandbox,
+            limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+        )
+    if args.json:
+        print(json.dumps(to_json_dict(reward), indent=2))
+        return 0
+    print(
+        f"reward: {reward.reward:.1f}  ({reward.passed}/{reward.expected} expected tests "
+        f"passed) - {reward.reason}"
+    )
+    for outcome in reward.outcomes:
+        print(f"  {outcome.outcome:8s} {outcome.test_id}")
+    for path in reward.rejected_paths:
+        print(f"  dropped: {path}")
+    return 0
+
+
+_COMMANDS = {
+    "refresh": _cmd_refresh,
+    "show": _cmd_show,
+    "workspace": _cmd_workspace,
+    "verify": _cmd_verify,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `taskmint` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        config = _config(args)
+        return _COMMANDS[args.command](args, config)
+    except TaskmintError as exc:
+        print(f"taskmint: error: {exc}", file=sys.stderr)
+        return 2
+    except FileExistsError as exc:
+        print(f"taskmint: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

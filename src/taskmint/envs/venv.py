@@ -1,0 +1,122 @@
+"""Building and caching per-seed environments."""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.metadata
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from taskmint.errors import EnvironmentBuildError
+from taskmint.records import Environment, SeedManifest, stable_id
+
+__all__ = ["base_interpreter", "build_environment", "environment_id", "test_tools"]
+
+
+def base_interpreter() -> tuple[str, str]:
+    """The real interpreter behind this process (not a venv shim) and its installation prefix."""
+    exe = getattr(sys, "_base_executable", sys.executable)
+    return os.path.realpath(exe), os.path.realpath(sys.base_prefix)
+
+
+def test_tools() -> tuple[str, ...]:
+    """The test tools every Python seed environment gets, pinned to the versions taskmint runs."""
+    return tuple(f"{name}=={importlib.metadata.version(name)}" for name in ("pytest", "coverage"))
+
+
+def environment_id(manifest: SeedManifest) -> str:
+    """The cache key of a seed's environment: interpreter, dependencies and tool versions."""
+    if manifest.language == "javascript":
+        node = shutil.which("node") or "node"
+        return "node-" + stable_id("node", os.path.realpath(node), _node_version(node))
+    interpreter, _ = base_interpreter()
+    return "py-" + stable_id(
+        interpreter, platform.python_version(), sorted(manifest.dependencies), test_tools()
+    )
+
+
+def _node_version(node: str) -> str:
+    try:
+        return subprocess.run(
+            [node, "--version"], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise EnvironmentBuildError(
+            f"node is needed for JavaScript seeds but could not run ({exc}); install nodejs"
+        ) from exc
+
+
+def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment:
+    """The `envs` verb: build (or reuse) the environment for a seed's manifest."""
+    env_id = environment_id(manifest)
+    if manifest.language == "javascript":
+        node = shutil.which("node")
+        if node is None:
+            raise EnvironmentBuildError("node not found on PATH; install nodejs (Debian: nodejs)")
+        real = os.path.realpath(node)
+        return Environment(
+            env_id=env_id,
+            kind="node",
+            prefix="",
+            interpreter=real,
+            interpreter_prefix=os.path.dirname(os.path.dirname(real)),
+            python_version="",
+        )
+    interpreter, interp_prefix = base_interpreter()
+    root = Path(cache_dir) / "envs"
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / env_id
+    with open(root / f"{env_id}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (final / "READY").exists():
+            _build_venv(final, interpreter, [*test_tools(), *manifest.dependencies])
+    return Environment(
+        env_id=env_id,
+        kind="venv",
+        prefix=str(final.resolve()),
+        interpreter=interpreter,
+        interpreter_prefix=interp_prefix,
+        python_version=platform.python_version(),
+        dependencies=manifest.dependencies,
+    )
+
+
+def _build_venv(final: Path, interpreter: str, requirements: list[str]) -> None:
+    shutil.rmtree(final, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the sandbox uid must read it
+        _run([interpreter, "-m", "venv", str(tmp)], "create the venv")
+        _run(
+            [
+                str(tmp / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                *requirements,
+            ],
+            f"install {requirements}",
+        )
+        os.rename(tmp, final)
+        (final / "READY").write_text("ok\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(argv: list[str], what: str) -> None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise EnvironmentBuildError(f"could not {what}: {exc}") from exc
+    if proc.returncode != 0:
+        raise EnvironmentBuildError(
+            f"could not {what} (exit {proc.returncode}); check the seed's `dependencies` "
+            f"in taskmint.toml.\n{proc.stderr[-2000:]}"
+        )

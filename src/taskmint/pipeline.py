@@ -1,0 +1,165 @@
+"""The per-seed and per-candidate steps that the flows wrap, as plain functions.
+
+Everything here runs and tests without Prefect; `flows/` only adds orchestration (tasks,
+retries, concurrency, logging). Every per-item failure comes back as a value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taskmint.calibrate import calibrate_reference
+from taskmint.config import PipelineConfig
+from taskmint.describe import describe
+from taskmint.records import Candidate, Environment, SeedApp, Task, Verdict
+from taskmint.sandbox.base import Sandbox
+from taskmint.validate import Baseline, validate_candidate
+from taskmint.validate.leak import scan_for_leaks
+from taskmint.verify import verify
+
+__all__ = [
+    "MintResult",
+    "SeedSummary",
+    "apply_leak_scan",
+    "mint_candidate",
+    "summarize_seed",
+    "test_command",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MintResult:
+    """A candidate's verdict and, when accepted, its task."""
+
+    verdict: Verdict
+    task: Task | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeedSummary:
+    """What one seed produced in a refresh."""
+
+    seed: str
+    candidates: int = 0
+    accepted: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    wall_time: float = 0.0
+    error: str | None = None
+
+
+def test_command(seed: SeedApp) -> str:
+    """The command a person would type to run the seed's tests."""
+    if seed.manifest.runner == "node":
+        return "node --test " + " ".join(seed.manifest.test_paths)
+    return "python -m pytest -p no:cacheprovider " + " ".join(seed.manifest.test_paths)
+
+
+def mint_candidate(
+    candidate: Candidate,
+    seed: SeedApp,
+    env: Environment,
+    baseline: Baseline,
+    sandbox: Sandbox,
+    config: PipelineConfig,
+) -> MintResult:
+    """validate -> describe -> calibrate (reference solvers) for one candidate."""
+    limits = config.sandbox.limits.with_wall(seed.manifest.timeout)
+    verdict = validate_candidate(
+        candidate, seed, env, baseline, sandbox, runs=config.broken_runs, limits=limits
+    )
+    if not verdict.accepted:
+        return MintResult(verdict=verdict)
+    statement, hints = describe(candidate, verdict, seed.manifest.source_paths)
+    task = Task(
+        instance_id=f"{seed.name}__{candidate.strategy}__{candidate.candidate_id}",
+        seed=seed.name,
+        snapshot_id=seed.snapshot_id,
+        env_id=env.env_id,
+        language=candidate.language,
+        strategy=candidate.strategy,
+        units=candidate.units,
+        files=candidate.files,
+        problem_statement=statement,
+        hints=hints,
+        breaking_patch=candidate.breaking_patch,
+        patch=candidate.gold_patch,
+        FAIL_TO_PASS=verdict.fail_to_pass,
+        PASS_TO_PASS=verdict.pass_to_pass,
+        test_paths=seed.manifest.test_paths,
+        source_paths=seed.manifest.source_paths,
+        test_command=test_command(seed),
+        removed_code=candidate.removed_code,
+        features=(*candidate.features, ("fail_to_pass", float(len(verdict.fail_to_pass)))),
+        flaky_tests=verdict.flaky_tests,
+        validation_runs=verdict.original_runs + verdict.broken_runs,
+        validation_wall_time=verdict.wall_time,
+        created=dt.date.today().isoformat(),
+    )
+
+    def reward(t: Task, patch: str):  # type: ignore[no-untyped-def]
+        return verify(t, patch, seed=seed, env=env, sandbox=sandbox, limits=limits)
+
+    calibration, failure = calibrate_reference(task, reward, solvers=config.reference_solvers)
+    if failure is not None:
+        return MintResult(
+            verdict=dataclasses.replace(verdict, status="reference_failed", reason=failure)
+        )
+    return MintResult(verdict=verdict, task=dataclasses.replace(task, calibration=calibration))
+
+
+def apply_leak_scan(
+    results: list[MintResult],
+    candidates: dict[str, Candidate],
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    config: PipelineConfig,
+) -> list[MintResult]:
+    """Reject every accepted task whose removed code is visible from inside the sandbox."""
+    accepted = [r for r in results if r.task is not None]
+    if not accepted:
+        return results
+    hits = scan_for_leaks(
+        seed,
+        env,
+        [candidates[r.verdict.candidate_id] for r in accepted],
+        sandbox,
+        limits=config.sandbox.limits.with_wall(600),
+    )
+    out = []
+    for r in results:
+        found = hits.get(r.verdict.candidate_id)
+        if r.task is not None and found:
+            verdict = dataclasses.replace(
+                r.verdict, status="leak", reason=f"removed code visible at {found[0]}"
+            )
+            out.append(MintResult(verdict=verdict))
+        else:
+            out.append(r)
+    return out
+
+
+def summarize_seed(
+    seed_name: str, results: list[MintResult], started: float, error: str | None = None
+) -> SeedSummary:
+    """Counts per verdict status for one seed."""
+    statuses = Counter(r.verdict.status for r in results)
+    accepted = statuses.pop("accepted", 0)
+    return SeedSummary(
+        seed=seed_name,
+        candidates=len(results),
+        accepted=accepted,
+        rejected=dict(sorted(statuses.items())),
+        wall_time=round(time.monotonic() - started, 1),
+        error=error,
+    )
+
+
+def resolve(path: Path, base: Path) -> Path:
+    """`path` relative to `base` unless absolute."""
+    return path if path.is_absolute() else base / path

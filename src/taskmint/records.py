@@ -1,0 +1,318 @@
+"""Typed, frozen records that flow between the pipeline's stages.
+
+Every record is a frozen, slotted, keyword-only dataclass holding plain data (str, int, float,
+bool, tuples and nested records), so it pickles, serializes to JSON with `to_json_dict`, and
+is safe to cache. Identifiers are deterministic hashes of their inputs (`stable_id`), so a rerun
+produces the same ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+__all__ = [
+    "Calibration",
+    "Candidate",
+    "CodeIndex",
+    "Environment",
+    "Outcome",
+    "Reward",
+    "RunReport",
+    "SeedApp",
+    "SeedManifest",
+    "SkippedFile",
+    "Task",
+    "TestResult",
+    "Unit",
+    "Verdict",
+    "VerdictStatus",
+    "from_json_dict",
+    "stable_id",
+    "to_json_dict",
+]
+
+_FROZEN = {"frozen": True, "slots": True, "kw_only": True}
+
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "missing"]
+
+VerdictStatus = Literal[
+    "accepted",
+    "no_failing_tests",  # the edit breaks nothing the suite checks
+    "unstable",  # a test had mixed results across the broken runs
+    "side_effects",  # a test outside FAIL_TO_PASS changed outcome
+    "timeout",  # the broken tree's tests did not finish in time
+    "sandbox_error",  # the run could not be performed (infrastructure)
+    "original_failed",  # the seed's own suite is not green enough to mint from
+    "reference_failed",  # oracle did not get 1.0 or null did not get 0.0
+    "leak",  # the removed code is visible from inside the sandbox
+    "excise_failed",  # the edit could not be made
+]
+
+
+def stable_id(*parts: object, length: int = 16) -> str:
+    """A short deterministic id: the sha256 of the parts' canonical JSON, in hex."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
+
+
+@dataclass(**_FROZEN)
+class SeedManifest:
+    """A seed application's `taskmint.toml`: what it is and how its tests run."""
+
+    name: str
+    language: Literal["python", "javascript"]
+    source_paths: tuple[str, ...]
+    test_paths: tuple[str, ...]
+    runner: Literal["pytest", "node"]
+    description: str = ""
+    dependencies: tuple[str, ...] = ()
+    pythonpath: tuple[str, ...] = (".",)
+    timeout: float = 120.0
+
+
+@dataclass(**_FROZEN)
+class SeedApp:
+    """A content-addressed snapshot of a seed's source tree plus its manifest.
+
+    `root` is the stored snapshot folder (never the user's own folder), and `snapshot_id` is the
+    sha256 of every file's path, mode and content, so the same tree always gets the same id.
+    """
+
+    name: str
+    snapshot_id: str
+    root: str
+    manifest: SeedManifest
+    files: tuple[str, ...]
+    origin: str
+
+
+@dataclass(**_FROZEN)
+class Environment:
+    """Everything needed to run a seed's tests, built once and cached by `env_id`."""
+
+    env_id: str
+    kind: Literal["venv", "node"]
+    prefix: str  # the venv folder ("" for node)
+    interpreter: str  # absolute path of python or node
+    interpreter_prefix: str  # the folder the interpreter lives under (bound read-only)
+    python_version: str
+    dependencies: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Unit:
+    """A function or method found by the indexer."""
+
+    unit_id: str
+    file: str
+    qualname: str
+    kind: Literal["function", "method"]
+    start_line: int  # first line of the definition (decorators included)
+    end_line: int
+    body_start_line: int
+    signature: str
+    docstring: str | None
+    complexity: int
+    body_lines: int
+    is_async: bool = False
+    decorators: tuple[str, ...] = ()
+    language: str = "python"
+
+
+@dataclass(**_FROZEN)
+class SkippedFile:
+    """A source file the indexer could not use, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(**_FROZEN)
+class CodeIndex:
+    """Every unit of a seed snapshot, plus the files that were skipped with a reason."""
+
+    snapshot_id: str
+    units: tuple[Unit, ...]
+    skipped: tuple[SkippedFile, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Candidate:
+    """An edit that removes a feature, with the diffs that break and restore it."""
+
+    candidate_id: str
+    snapshot_id: str
+    seed: str
+    language: str
+    strategy: str
+    units: tuple[str, ...]  # qualified names, "path::Qual.name"
+    files: tuple[str, ...]
+    breaking_patch: str  # original -> broken, `git diff` form
+    gold_patch: str  # broken -> original
+    removed_code: str  # the lines the edit removed, for leak checks
+    signature: str = ""
+    docstring: str | None = None
+    features: tuple[tuple[str, float], ...] = ()  # static difficulty features
+
+
+@dataclass(**_FROZEN)
+class TestResult:
+    """One test's aggregated outcome in one run."""
+
+    __test__ = False  # not a pytest test class
+
+    test_id: str
+    outcome: Outcome
+    duration: float = 0.0
+    message: str | None = None
+
+
+@dataclass(**_FROZEN)
+class RunReport:
+    """Per-test outcomes of one run, read from the structured report (never from stdout)."""
+
+    results: tuple[TestResult, ...]
+    collection_errors: tuple[str, ...] = ()
+    complete: bool = False  # the runner reported the end of its session
+    exit_code: int | None = None
+    timed_out: bool = False
+    wall_time: float = 0.0
+    output_tail: str = ""
+    nonce_ok: bool = True
+
+    def outcome_map(self) -> dict[str, Outcome]:
+        """Test id -> outcome."""
+        return {r.test_id: r.outcome for r in self.results}
+
+
+@dataclass(**_FROZEN)
+class Verdict:
+    """The result of validating one candidate: accepted, or a status and a reason."""
+
+    candidate_id: str
+    status: VerdictStatus
+    reason: str
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    flaky_tests: tuple[str, ...] = ()
+    original_runs: int = 0
+    broken_runs: int = 0
+    wall_time: float = 0.0
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the candidate became a task."""
+        return self.status == "accepted"
+
+
+@dataclass(**_FROZEN)
+class Calibration:
+    """How often one solver (a model or a reference solver) solved a task."""
+
+    model: str
+    attempts: int
+    solves: int
+    rate: float
+    interval_low: float
+    interval_high: float
+    date: str
+    tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass(**_FROZEN)
+class Reward:
+    """What `verify(task, patch)` returns."""
+
+    reward: float
+    reason: str
+    outcomes: tuple[TestResult, ...] = ()
+    passed: int = 0
+    expected: int = 0
+    tampered: bool = False
+    rejected_paths: tuple[str, ...] = ()
+    wall_time: float = 0.0
+
+
+@dataclass(**_FROZEN)
+class Task:
+    """One published task: a row of the `tasks` config, SWE-bench column names where they exist."""
+
+    instance_id: str
+    seed: str
+    snapshot_id: str
+    env_id: str
+    language: str
+    strategy: str
+    units: tuple[str, ...]
+    files: tuple[str, ...]
+    problem_statement: str
+    hints: tuple[str, ...]
+    breaking_patch: str
+    patch: str  # the gold diff, as SWE-bench names it
+    FAIL_TO_PASS: tuple[str, ...]
+    PASS_TO_PASS: tuple[str, ...]
+    test_paths: tuple[str, ...]
+    source_paths: tuple[str, ...]
+    test_command: str
+    removed_code: str
+    features: tuple[tuple[str, float], ...] = ()
+    calibration: tuple[Calibration, ...] = ()
+    flaky_tests: tuple[str, ...] = ()
+    validation_runs: int = 0
+    validation_wall_time: float = 0.0
+    created: str = ""
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+
+T = TypeVar("T")
+
+
+def to_json_dict(record: Any) -> dict[str, Any]:
+    """A record as plain JSON-able data (tuples become lists)."""
+    if not dataclasses.is_dataclass(record) or isinstance(record, type):
+        raise TypeError(f"not a record: {record!r}")
+    return typing.cast(dict[str, Any], _plain(record))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def from_json_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """Rebuild a record of type `cls` from `to_json_dict` output (unknown keys are ignored)."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            kwargs[f.name] = _typed(hints[f.name], data[f.name])
+    return cls(**kwargs)
+
+
+def _typed(hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        return _typed(non_none[0], value) if len(non_none) == 1 else value
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_typed(args[0], v) for v in value)
+        return tuple(_typed(a, v) for a, v in zip(args, value, strict=True))
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return from_json_dict(hint, value)  # type: ignore[arg-type]
+    return value

@@ -1,0 +1,156 @@
+"""Per-runner command lines and report readers."""
+
+from __future__ import annotations
+
+import abc
+import json
+import posixpath
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from taskmint.records import Environment, RunReport, SeedManifest
+from taskmint.runners.report import parse_node_report, parse_pytest_report
+from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount
+
+__all__ = ["Adapter", "NodeAdapter", "PytestAdapter", "adapter_for", "inside_dir"]
+
+RUNNER_DIR = "/opt/taskmint"  # taskmint's in-sandbox runner files, read-only
+VENV_DIR = "/opt/venv"  # the seed's environment, read-only
+REPORT_FILE = posixpath.join(REPORT_DIR, "report.jsonl")
+
+
+def inside_dir() -> Path:
+    """The host folder holding the files that run inside the sandbox."""
+    return Path(str(resources.files("taskmint.runners").joinpath("inside")))
+
+
+class Adapter(abc.ABC):
+    """How one test runner is started in the sandbox and how its report is read."""
+
+    runner: str = "abstract"
+
+    def mounts(self, env: Environment) -> list[Mount]:
+        """Read-only mounts the runner needs: its interpreter, the environment, runner files."""
+        mounts = [Mount(source=str(inside_dir()), target=RUNNER_DIR)]
+        if env.interpreter_prefix and not env.interpreter_prefix.startswith("/usr"):
+            mounts.append(Mount(source=env.interpreter_prefix, target=env.interpreter_prefix))
+        return mounts
+
+    @abc.abstractmethod
+    def command(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None = None,
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """The argv and environment variables of one run."""
+
+    @abc.abstractmethod
+    def parse(self, report_dir: Path, nonce: str) -> RunReport:
+        """Per-test outcomes from the report folder."""
+
+    @staticmethod
+    def base_env() -> list[tuple[str, str]]:
+        """A clean, deterministic environment."""
+        return [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("HOME", "/tmp"),
+            ("TMPDIR", "/tmp"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "C.UTF-8"),
+            ("TZ", "UTC"),
+            ("PYTHONHASHSEED", "0"),
+        ]
+
+
+class PytestAdapter(Adapter):
+    """pytest with taskmint's plugin, configuration and bootstrap; plugin autoload disabled."""
+
+    runner = "pytest"
+
+    def mounts(self, env: Environment) -> list[Mount]:
+        """Also the seed's venv, and an empty folder over the interpreter's own site-packages."""
+        mounts = super().mounts(env)
+        mounts.append(Mount(source=env.prefix, target=VENV_DIR))
+        if env.python_version:
+            major, minor = env.python_version.split(".")[:2]
+            site = f"{env.interpreter_prefix}/lib/python{major}.{minor}/site-packages"
+            if Path(site).is_dir():
+                mounts.append(Mount(source=str(_empty_dir()), target=site))
+        return mounts
+
+    def command(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None = None,
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """`python -I -B run_pytest.py ...` over the selected tests (all test paths by default)."""
+        pythonpath = [posixpath.normpath(posixpath.join(WORKSPACE, p)) for p in manifest.pythonpath]
+        targets = list(test_ids) if test_ids is not None else list(manifest.test_paths)
+        argv = (
+            f"{VENV_DIR}/bin/python",
+            "-I",
+            "-B",
+            f"{RUNNER_DIR}/run_pytest.py",
+            REPORT_FILE,
+            nonce,
+            json.dumps(pythonpath),
+            "--",
+            "-c",
+            f"{RUNNER_DIR}/pytest.ini",
+            "--rootdir",
+            WORKSPACE,
+            *targets,
+        )
+        env_vars = [*self.base_env(), ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")]
+        return argv, tuple(env_vars)
+
+    def parse(self, report_dir: Path, nonce: str) -> RunReport:
+        """Read the pytest plugin's JSON lines."""
+        return parse_pytest_report(report_dir / "report.jsonl", nonce)
+
+
+class NodeAdapter(Adapter):
+    """node's built-in test runner with taskmint's reporter writing to the report folder."""
+
+    runner = "node"
+
+    def command(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None = None,
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """`node --test` with the custom reporter; node cannot select by id, so all files run."""
+        argv = (
+            env.interpreter,
+            "--test",
+            f"--test-reporter={RUNNER_DIR}/node_reporter.mjs",
+            f"--test-reporter-destination={REPORT_FILE}",
+            *manifest.test_paths,
+        )
+        env_vars = [*self.base_env(), ("TASKMINT_NONCE", nonce), ("NODE_OPTIONS", "")]
+        return argv, tuple(env_vars)
+
+    def parse(self, report_dir: Path, nonce: str) -> RunReport:
+        """Read the node reporter's JSON lines."""
+        return parse_node_report(report_dir / "report.jsonl", nonce)
+
+
+def _empty_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / "taskmint-empty"
+    path.mkdir(mode=0o755, exist_ok=True)
+    return path
+
+
+def adapter_for(manifest: SeedManifest) -> Adapter:
+    """The adapter for a seed's runner."""
+    return PytestAdapter() if manifest.runner == "pytest" else NodeAdapter()

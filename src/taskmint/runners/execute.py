@@ -1,0 +1,69 @@
+"""Running a seed's tests over a prepared workspace and reading back per-test outcomes."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskmint.config import Limits
+from taskmint.records import Environment, RunReport, SeedManifest
+from taskmint.runners.adapters import adapter_for
+from taskmint.sandbox.base import RunSpec, Sandbox
+
+__all__ = ["TestRun", "run_tests"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestRun:
+    """The report of one run plus the nonce it was checked against."""
+
+    __test__ = False  # not a pytest test class
+
+    report: RunReport
+    nonce: str
+
+
+def run_tests(
+    sandbox: Sandbox,
+    workspace: Path,
+    manifest: SeedManifest,
+    env: Environment,
+    *,
+    limits: Limits,
+    test_ids: tuple[str, ...] | None = None,
+    nonce: str | None = None,
+) -> RunReport:
+    """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`.
+
+    The report folder is created fresh outside the workspace for each run, and a new nonce
+    tags every record, so neither an old report nor one written by the code under test counts.
+    """
+    adapter = adapter_for(manifest)
+    nonce = nonce or secrets.token_hex(16)
+    report_dir = Path(tempfile.mkdtemp(prefix="taskmint-report-"))
+    try:
+        argv, env_vars = adapter.command(manifest, env, nonce=nonce, test_ids=test_ids)
+        result = sandbox.run(
+            RunSpec(
+                argv=argv,
+                workspace=str(workspace),
+                report_dir=str(report_dir),
+                mounts=tuple(adapter.mounts(env)),
+                env=env_vars,
+                limits=limits,
+            )
+        )
+        report = adapter.parse(report_dir, nonce)
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
+    return dataclasses.replace(
+        report,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        wall_time=round(result.wall_time, 4),
+        output_tail=result.output[-4000:],
+    )

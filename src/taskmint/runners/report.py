@@ -1,0 +1,129 @@
+"""Reading the structured reports the in-sandbox runners write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from taskmint.records import Outcome, RunReport, TestResult
+
+__all__ = ["parse_node_report", "parse_pytest_report"]
+
+_SEVERITY: dict[str, int] = {
+    "passed": 0,
+    "xpassed": 1,
+    "skipped": 2,
+    "xfailed": 3,
+    "failed": 4,
+    "error": 5,
+}
+
+
+def _records(path: Path, nonce: str) -> tuple[list[dict[str, Any]], bool]:
+    """The report's JSON records and whether every one was well-formed and carried `nonce`."""
+    out: list[dict[str, Any]] = []
+    ok = True
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return [], True
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            ok = False
+            continue
+        if not isinstance(rec, dict) or rec.get("nonce") != nonce or "type" not in rec:
+            ok = False
+            continue
+        out.append(rec)
+    return out, ok
+
+
+def _phase_outcome(rec: dict[str, Any]) -> Outcome:
+    when, outcome, xfail = rec.get("when"), rec.get("outcome"), bool(rec.get("wasxfail"))
+    if outcome == "failed":
+        return "failed" if when == "call" else "error"
+    if outcome == "skipped":
+        return "xfailed" if xfail else "skipped"
+    if outcome == "passed":
+        return "xpassed" if xfail else "passed"
+    return "error"
+
+
+def parse_pytest_report(path: Path, nonce: str) -> RunReport:
+    """Aggregate phase records into one outcome per test (the worst phase wins)."""
+    records, ok = _records(path, nonce)
+    outcomes: dict[str, Outcome] = {}
+    durations: dict[str, float] = {}
+    messages: dict[str, str | None] = {}
+    collect_errors: list[str] = []
+    collected: list[str] = []
+    complete = False
+    for rec in records:
+        kind = rec["type"]
+        if kind == "phase" and isinstance(rec.get("nodeid"), str):
+            nodeid = rec["nodeid"]
+            outcome = _phase_outcome(rec)
+            if _SEVERITY[outcome] >= _SEVERITY.get(outcomes.get(nodeid, "passed"), 0):
+                outcomes[nodeid] = outcome
+                if rec.get("message"):
+                    messages[nodeid] = str(rec["message"])
+            durations[nodeid] = durations.get(nodeid, 0.0) + float(rec.get("duration") or 0.0)
+        elif kind == "collect_error":
+            collect_errors.append(f"{rec.get('nodeid')}: {rec.get('message')}")
+        elif kind == "collected" and isinstance(rec.get("ids"), list):
+            collected = [str(i) for i in rec["ids"]]
+        elif kind == "finish":
+            complete = True
+    for nodeid in collected:  # collected but never reported: the run stopped before it
+        outcomes.setdefault(nodeid, "missing")
+    results = tuple(
+        TestResult(
+            test_id=t, outcome=o, duration=round(durations.get(t, 0.0), 6), message=messages.get(t)
+        )
+        for t, o in sorted(outcomes.items())
+    )
+    return RunReport(
+        results=results,
+        collection_errors=tuple(collect_errors),
+        complete=complete,
+        nonce_ok=ok,
+    )
+
+
+def parse_node_report(path: Path, nonce: str) -> RunReport:
+    """Read node's test-runner report (written by `node_reporter.mjs`), leaf tests only."""
+    records, ok = _records(path, nonce)
+    outcomes: dict[str, TestResult] = {}
+    errors: list[str] = []
+    complete = False
+    mapping: dict[str, Outcome] = {
+        "passed": "passed",
+        "failed": "failed",
+        "skipped": "skipped",
+        "todo": "skipped",
+    }
+    for rec in records:
+        kind = rec["type"]
+        if kind == "test" and not rec.get("is_suite"):
+            tid = str(rec.get("id"))
+            outcomes[tid] = TestResult(
+                test_id=tid,
+                outcome=mapping.get(str(rec.get("outcome")), "error"),
+                duration=round(float(rec.get("duration") or 0.0), 6),
+                message=rec.get("message"),
+            )
+        elif kind == "file_error":
+            errors.append(f"{rec.get('file') or rec.get('id')}: {rec.get('message')}")
+        elif kind == "finish":
+            complete = True
+    return RunReport(
+        results=tuple(outcomes[k] for k in sorted(outcomes)),
+        collection_errors=tuple(errors),
+        complete=complete,
+        nonce_ok=ok,
+    )

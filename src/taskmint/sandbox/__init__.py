@@ -1,0 +1,31 @@
+"""Sandboxes: one small interface, several backends.
+
+`Sandbox.run(spec)` runs one command over a workspace folder and returns a `RunResult`; the
+backend decides how isolation is achieved. `local` uses bubblewrap; `FakeSandbox` takes a
+handler, for tests of code that only needs the interface.
+"""
+
+from taskmint.sandbox.base import Mount, RunResult, RunSpec, Sandbox
+from taskmint.sandbox.fake import FakeSandbox
+from taskmint.sandbox.local import LocalSandbox, bwrap_path
+
+__all__ = [
+    "FakeSandbox",
+    "LocalSandbox",
+    "Mount",
+    "RunResult",
+    "RunSpec",
+    "Sandbox",
+    "bwrap_path",
+    "open_sandbox",
+]
+
+
+def open_sandbox(config: object) -> Sandbox:
+    """The backend named by a `SandboxConfig`."""
+    from taskmint.config import SandboxConfig
+
+    assert isinstance(config, SandboxConfig)
+    if config.backend == "local":
+        return LocalSandbox(config)
+    raise ValueError(f"unknown sandbox backend {config.backend!r}")

@@ -1,0 +1,76 @@
+"""The sandbox interface shared by every backend."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from taskmint.config import Limits
+
+__all__ = ["Mount", "RunResult", "RunSpec", "Sandbox"]
+
+WORKSPACE = "/workspace"  # where the workspace appears inside every sandbox
+REPORT_DIR = "/run/taskmint"  # the out-of-band report folder, outside the workspace
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mount:
+    """A host path made visible inside the sandbox (read-only unless `writable`)."""
+
+    source: str
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    """One command to run over a workspace.
+
+    `workspace` is a host folder the backend may modify (it becomes `/workspace`); `report_dir`
+    is a host folder that appears at `/run/taskmint` for the structured test report. Everything
+    else visible inside is listed in `mounts`, read-only.
+    """
+
+    argv: tuple[str, ...]
+    workspace: str
+    report_dir: str | None = None
+    mounts: tuple[Mount, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    cwd: str = WORKSPACE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """What happened to one run. The exit code is information, never a verdict."""
+
+    exit_code: int | None
+    timed_out: bool
+    wall_time: float
+    output: str
+    output_truncated: bool = False
+
+
+class Sandbox(abc.ABC):
+    """A place to run untrusted commands. Use as a context manager to guarantee cleanup."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def run(self, spec: RunSpec) -> RunResult:
+        """Run `spec.argv` inside the sandbox and wait for it (bounded by `spec.limits`)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release whatever the backend holds."""
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,257 @@
+"""The `local` backend: bubblewrap namespaces, an unprivileged uid, rlimits, an outside timeout.
+
+Inside the sandbox the command sees a fresh root holding only: `/usr` (and the merged-/usr
+links), `/proc`, a minimal `/dev`, a private size-capped `/tmp`, the workspace at `/workspace`
+(the only writable tree besides /tmp and the report folder), and the read-only mounts the
+caller lists (the interpreter, the seed's environment, taskmint's runner files). There is no
+network namespace peer (only loopback), no IPC or PID sharing with the host, and the command runs
+as a high, otherwise unused uid with no capabilities and `no_new_privs`, so `RLIMIT_NPROC` really
+bounds its processes. The wall-clock limit is enforced from outside: the whole process group is
+killed, and because bubblewrap's init is the PID namespace's init, every process inside goes
+with it, including grandchildren that hold pipes open.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from taskmint.config import SandboxConfig
+from taskmint.errors import SandboxError, SandboxUnavailableError
+from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount, RunResult, RunSpec, Sandbox
+
+__all__ = ["LocalSandbox", "bwrap_path"]
+
+_SETPRIV = "/usr/bin/setpriv"
+_PRLIMIT = "/usr/bin/prlimit"
+_uid_counter = itertools.count()
+_UID_BASE = 200_000
+_UID_SPAN = 50_000
+
+
+def bwrap_path() -> str:
+    """The bubblewrap binary, or a clear error naming the package to install."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailableError(
+            "bubblewrap is not installed: the local sandbox needs `bwrap`. Install the Debian "
+            "package `bubblewrap` (`apt-get install bubblewrap`; `make setup` does this)."
+        )
+    for tool in (_SETPRIV, _PRLIMIT):
+        if not os.path.exists(tool):
+            raise SandboxUnavailableError(
+                f"{tool} is missing: install the Debian package `util-linux`."
+            )
+    return path
+
+
+def _system_mounts() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib64", "sbin", "lib32", "libx32"):
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    return args
+
+
+def _chown_tree(root: str, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, gid)
+
+
+class LocalSandbox(Sandbox):
+    """Runs commands under bubblewrap on this machine (the embedded default backend)."""
+
+    name = "local"
+
+    def __init__(self, config: SandboxConfig | None = None) -> None:
+        self.config = config or SandboxConfig()
+        self.bwrap = bwrap_path()
+
+    def _allocate_uid(self) -> int:
+        # A distinct uid per concurrent run, so one run's process limit is not another's.
+        return _UID_BASE + (os.getpid() * 64 + next(_uid_counter)) % _UID_SPAN
+
+    def command(self, spec: RunSpec, uid: int) -> list[str]:
+        """The full host argv for `spec` (exposed for inspection and tests)."""
+        limits = spec.limits
+        argv = [
+            self.bwrap,
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--new-session",
+            "--hostname",
+            "sandbox",
+            *_system_mounts(),
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--perms",
+            "1777",
+            "--size",
+            str(limits.file_bytes),
+            "--tmpfs",
+            "/tmp",
+        ]
+        mounts = sorted(spec.mounts, key=lambda m: m.target.count("/"))
+        created: set[str] = {"/", "/usr", "/proc", "/dev", "/tmp"}
+        for mount in mounts:
+            argv += self._ancestors(mount.target, created, mounts)
+            argv += ["--bind" if mount.writable else "--ro-bind", mount.source, mount.target]
+            created.add(mount.target)
+        argv += ["--bind", spec.workspace, WORKSPACE]
+        if spec.report_dir is not None:
+            argv += ["--perms", "0755", "--dir", "/run", "--bind", spec.report_dir, REPORT_DIR]
+        argv += ["--chdir", spec.cwd, "--clearenv"]
+        for key, value in spec.env:
+            argv += ["--setenv", key, value]
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+        argv += [
+            _PRLIMIT,
+            f"--cpu={limits.cpu_seconds}",
+            f"--as={limits.memory_bytes}",
+            f"--nproc={limits.processes}",
+            f"--fsize={limits.file_bytes}",
+            f"--nofile={limits.open_files}",
+            "--core=0",
+            "--",
+            _SETPRIV,
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+            *spec.argv,
+        ]
+        return argv
+
+    @staticmethod
+    def _ancestors(target: str, created: set[str], mounts: list[Mount]) -> list[str]:
+        # bubblewrap copies the mode of the host's parent folders (e.g. /root is 0700), which
+        # would hide the mount from the unprivileged uid; create ancestors as 0755 instead,
+        # unless they lie inside another mount.
+        out: list[str] = []
+        parts = Path(target).parts
+        for i in range(2, len(parts)):
+            anc = str(Path(*parts[:i]))
+            if anc in created or any(
+                anc.startswith(m.target.rstrip("/") + "/") for m in mounts if m.target != target
+            ):
+                continue
+            out += ["--perms", "0755", "--dir", anc]
+            created.add(anc)
+        return out
+
+    def run(self, spec: RunSpec) -> RunResult:
+        """Run `spec` under bubblewrap, as an unprivileged uid, bounded by `spec.limits`."""
+        if not os.path.isdir(spec.workspace):
+            raise SandboxError(f"workspace {spec.workspace} is not a folder")
+        uid = self._allocate_uid()
+        _chown_tree(spec.workspace, uid, uid)
+        if spec.report_dir is not None:
+            _chown_tree(spec.report_dir, uid, uid)
+        argv = self.command(spec, uid)
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SandboxError(f"could not start bubblewrap: {exc}") from exc
+        reader = _CappedReader(proc, spec.limits.output_bytes)
+        reader.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=spec.limits.wall_seconds)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_group(proc)
+        reader.join(timeout=10)
+        wall = time.monotonic() - start
+        output, truncated = reader.text()
+        return RunResult(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            wall_time=wall,
+            output=output,
+            output_truncated=truncated,
+        )
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
+        proc.kill()
+        proc.wait()
+
+
+class _CappedReader(threading.Thread):
+    """Drains a pipe, keeping the first and last `cap / 2` bytes of the output."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], cap: int) -> None:
+        super().__init__(daemon=True)
+        assert proc.stdout is not None
+        self.stream = proc.stdout
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_len = 0
+        self.truncated = False
+
+    def run(self) -> None:
+        while True:
+            chunk = self.stream.read1(65536)  # type: ignore[attr-defined]
+            if not chunk:
+                break
+            if len(self.head) < self.half:
+                take = self.half - len(self.head)
+                self.head += chunk[:take]
+                chunk = chunk[take:]
+            if chunk:
+                self.tail.append(chunk)
+                self.tail_len += len(chunk)
+                while self.tail_len > self.half:
+                    self.truncated = True
+                    drop = self.tail_len - self.half
+                    first = self.tail[0]
+                    if len(first) <= drop:
+                        self.tail.popleft()
+                        self.tail_len -= len(first)
+                    else:
+                        self.tail[0] = first[drop:]
+                        self.tail_len -= drop
+        self.stream.close()
+
+    def text(self) -> tuple[str, bool]:
+        body = bytes(self.head)
+        if self.truncated:
+            body += b"\n[... output truncated by taskmint ...]\n"
+        body += b"".join(self.tail)
+        return body.decode("utf-8", "replace"), self.truncated

@@ -1,0 +1,116 @@
+"""Running a seed's original suite several times to find its stable tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskmint.acquire.snapshot import copy_tree
+from taskmint.config import Limits
+from taskmint.records import Environment, RunReport, SeedApp, from_json_dict, to_json_dict
+from taskmint.runners import run_tests
+from taskmint.sandbox.base import Sandbox
+
+__all__ = ["Baseline", "run_baseline"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Baseline:
+    """What the original suite does: stable passes, flaky tests, failures, and timing."""
+
+    snapshot_id: str
+    env_id: str
+    runs: int
+    stable_passed: tuple[str, ...]
+    flaky: tuple[str, ...]
+    failing: tuple[str, ...]
+    collection_errors: tuple[str, ...]
+    max_wall_time: float
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """Whether tasks can be minted from this seed at all."""
+        return not self.reason
+
+
+def _workspace(seed: SeedApp) -> Path:
+    ws = Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
+    copy_tree(Path(seed.root), ws, seed.files)
+    return ws
+
+
+def run_baseline(
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    *,
+    runs: int,
+    limits: Limits,
+    cache_dir: Path | None = None,
+) -> Baseline:
+    """Run the original suite `runs` times (cached per snapshot and environment)."""
+    cache_file = None
+    if cache_dir is not None:
+        cache_file = Path(cache_dir) / "baselines" / f"{seed.snapshot_id}-{env.env_id}-{runs}.json"
+        if cache_file.exists():
+            return from_json_dict(Baseline, json.loads(cache_file.read_text()))
+    reports: list[RunReport] = []
+    for _ in range(runs):
+        ws = _workspace(seed)
+        try:
+            reports.append(run_tests(sandbox, ws, seed.manifest, env, limits=limits))
+        finally:
+            shutil.rmtree(ws, ignore_errors=True)
+        if reports[-1].timed_out:
+            break
+    baseline = summarize(seed, env, reports, runs=runs)
+    if cache_file is not None and baseline.usable:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(to_json_dict(baseline), indent=1))
+        tmp.replace(cache_file)
+    return baseline
+
+
+def summarize(seed: SeedApp, env: Environment, reports: list[RunReport], *, runs: int) -> Baseline:
+    """Combine the runs: a test is stable if it passed every time, flaky if its results mixed."""
+    maps = [r.outcome_map() for r in reports]
+    ids = sorted(set().union(*maps)) if maps else []
+    stable, flaky, failing = [], [], []
+    for tid in ids:
+        outcomes = {m.get(tid, "missing") for m in maps}
+        if outcomes == {"passed"}:
+            stable.append(tid)
+        elif "passed" in outcomes:
+            flaky.append(tid)
+        else:
+            failing.append(tid)
+    errors = sorted({e for r in reports for e in r.collection_errors})
+    reason = ""
+    if any(r.timed_out for r in reports):
+        reason = "the original suite timed out; raise run.timeout in taskmint.toml or fix the hang"
+    elif not any(r.complete for r in reports):
+        tail = reports[-1].output_tail[-500:] if reports else ""
+        reason = f"the original suite did not run to completion: {tail}"
+    elif not stable:
+        reason = "no test passes reliably on the original tree"
+    elif failing and len(failing) > len(stable):
+        reason = (
+            f"the original suite is mostly red ({len(failing)} failing, {len(stable)} passing); "
+            "fix the seed or its dependencies"
+        )
+    return Baseline(
+        snapshot_id=seed.snapshot_id,
+        env_id=env.env_id,
+        runs=len(reports),
+        stable_passed=tuple(stable),
+        flaky=tuple(flaky),
+        failing=tuple(failing),
+        collection_errors=tuple(errors),
+        max_wall_time=max((r.wall_time for r in reports), default=0.0),
+        reason=reason,
+    )

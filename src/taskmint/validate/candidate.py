@@ -1,0 +1,117 @@
+"""Validating one candidate against the seed's baseline."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from taskmint.acquire.snapshot import copy_tree
+from taskmint.config import Limits
+from taskmint.errors import PatchError, SandboxError
+from taskmint.patches import apply_patch
+from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
+from taskmint.runners import run_tests
+from taskmint.sandbox.base import Sandbox
+from taskmint.validate.baseline import Baseline
+
+__all__ = ["broken_run_limits", "materialize", "validate_candidate"]
+
+
+def materialize(seed: SeedApp, patch: str, dest: Path | None = None) -> Path:
+    """A fresh copy of the seed's snapshot with `patch` applied (the caller removes it)."""
+    ws = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
+    copy_tree(Path(seed.root), ws, seed.files)
+    apply_patch(ws, patch)
+    return ws
+
+
+def broken_run_limits(baseline: Baseline, limits: Limits, manifest_timeout: float) -> Limits:
+    """A timeout for broken runs scaled from the original suite's time: a hang costs seconds."""
+    wall = min(manifest_timeout, max(10.0, 4 * baseline.max_wall_time + 5.0))
+    return limits.with_wall(wall)
+
+
+def validate_candidate(
+    candidate: Candidate,
+    seed: SeedApp,
+    env: Environment,
+    baseline: Baseline,
+    sandbox: Sandbox,
+    *,
+    runs: int,
+    limits: Limits,
+) -> Verdict:
+    """The `validate` verb: run the broken tree `runs` times and compare with the baseline.
+
+    Never raises for a bad candidate: every outcome is a `Verdict`.
+    """
+    start = time.monotonic()
+
+    def verdict(status: str, reason: str, **kw: object) -> Verdict:
+        return Verdict(
+            candidate_id=candidate.candidate_id,
+            status=status,  # type: ignore[arg-type]
+            reason=reason,
+            original_runs=baseline.runs,
+            wall_time=round(time.monotonic() - start, 3),
+            **kw,  # type: ignore[arg-type]
+        )
+
+    if not baseline.usable:
+        return verdict("original_failed", baseline.reason)
+    run_limits = broken_run_limits(baseline, limits, seed.manifest.timeout)
+    reports: list[RunReport] = []
+    for _ in range(runs):
+        try:
+            ws = materialize(seed, candidate.breaking_patch)
+        except PatchError as exc:
+            return verdict("excise_failed", str(exc))
+        try:
+            report = run_tests(sandbox, ws, seed.manifest, env, limits=run_limits)
+        except SandboxError as exc:
+            return verdict("sandbox_error", str(exc))
+        finally:
+            shutil.rmtree(ws, ignore_errors=True)
+        if report.timed_out:
+            return verdict(
+                "timeout",
+                f"the broken tree's tests did not finish in {run_limits.wall_seconds:.0f}s",
+                broken_runs=len(reports) + 1,
+            )
+        reports.append(report)
+    maps = [r.outcome_map() for r in reports]
+    f2p, p2p, unstable = [], [], []
+    for tid in baseline.stable_passed:
+        outcomes = [m.get(tid, "missing") for m in maps]
+        if all(o == "passed" for o in outcomes):
+            p2p.append(tid)
+        elif all(o != "passed" for o in outcomes):
+            f2p.append(tid)
+        else:
+            unstable.append(tid)
+    newly_passing = sorted(
+        tid for tid in baseline.failing if all(m.get(tid) == "passed" for m in maps)
+    )
+    common = {
+        "fail_to_pass": tuple(f2p),
+        "pass_to_pass": tuple(p2p),
+        "flaky_tests": baseline.flaky,
+        "broken_runs": len(reports),
+    }
+    if unstable:
+        return verdict(
+            "unstable",
+            f"{len(unstable)} test(s) had mixed results on the broken tree, e.g. {unstable[0]}",
+            **common,
+        )
+    if newly_passing:
+        return verdict(
+            "side_effects",
+            f"{len(newly_passing)} test(s) that fail on the original pass on the broken tree",
+            **common,
+        )
+    if not f2p:
+        return verdict("no_failing_tests", "no test fails when this code is removed", **common)
+    return verdict("accepted", f"{len(f2p)} test(s) fail without the removed code", **common)

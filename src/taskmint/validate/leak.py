@@ -1,0 +1,119 @@
+"""The leak scan: is any distinctive line of the removed code visible from inside the sandbox?
+
+A line is distinctive when, with surrounding whitespace removed, it is at least
+`MIN_NEEDLE_CHARS` long and does not occur in any broken source file (a line that the policy's
+own sources legitimately contain reveals nothing). Everything a task's sandbox can see is the
+same for every task of a seed except the edited source files, so one scan per seed covers all
+its candidates: the workspace (the snapshot without its source files, which cannot contain a
+distinctive line by definition), the environment, the interpreter, /usr, /tmp, ... are searched
+with `grep -F` inside the sandbox itself.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+from taskmint.acquire.snapshot import copy_tree
+from taskmint.config import Limits
+from taskmint.records import Candidate, Environment, SeedApp
+from taskmint.runners.adapters import adapter_for
+from taskmint.sandbox.base import Mount, RunSpec, Sandbox
+
+__all__ = ["MIN_NEEDLE_CHARS", "distinctive_lines", "scan_for_leaks", "source_files"]
+
+MIN_NEEDLE_CHARS = 20
+_NEEDLE_DIR = "/opt/taskmint-needles"
+_SCAN = (
+    "cd / && for d in /* /.[!.]*; do "
+    'case "$d" in /proc|/sys|/dev) continue;; esac; '
+    '[ -e "$d" ] && [ ! -L "$d" ] && set -- "$@" "$d"; '
+    "done; exec /usr/bin/grep -rIoHZF -f " + _NEEDLE_DIR + '/needles.txt -- "$@"'
+)
+
+
+def source_files(seed: SeedApp) -> list[str]:
+    """The snapshot files under the seed's source paths."""
+    prefixes = tuple(p.rstrip("/") for p in seed.manifest.source_paths)
+    return [f for f in seed.files if any(f == p or f.startswith(p + "/") for p in prefixes)]
+
+
+def _normalized(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def distinctive_lines(candidate: Candidate, legit_lines: set[str]) -> set[str]:
+    """The removed lines that would give the answer away if found anywhere visible."""
+    return {
+        line
+        for line in _normalized(candidate.removed_code)
+        if len(line) >= MIN_NEEDLE_CHARS and line not in legit_lines
+    }
+
+
+def _legit_lines(seed: SeedApp, candidate: Candidate) -> set[str]:
+    """Lines of every source file as the policy sees it (the candidate's files broken)."""
+    from taskmint.validate.candidate import materialize
+
+    ws = materialize(seed, candidate.breaking_patch)
+    try:
+        lines: set[str] = set()
+        for rel in source_files(seed):
+            lines |= _normalized((ws / rel).read_text("utf-8", "replace"))
+        return lines
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+def scan_for_leaks(
+    seed: SeedApp,
+    env: Environment,
+    candidates: list[Candidate],
+    sandbox: Sandbox,
+    *,
+    limits: Limits,
+) -> dict[str, list[str]]:
+    """Candidate id -> "path: line" hits (empty dict: nothing leaks) from one sandboxed scan."""
+    needles: dict[str, set[str]] = defaultdict(set)
+    for cand in candidates:
+        for line in distinctive_lines(cand, _legit_lines(seed, cand)):
+            needles[line].add(cand.candidate_id)
+    if not needles:
+        return {}
+    sources = set(source_files(seed))
+    work = Path(tempfile.mkdtemp(prefix="taskmint-leak-"))
+    try:
+        ws, needle_dir = work / "ws", work / "needles"
+        copy_tree(Path(seed.root), ws, [f for f in seed.files if f not in sources])
+        needle_dir.mkdir(mode=0o755)
+        (needle_dir / "needles.txt").write_text("\n".join(sorted(needles)) + "\n", "utf-8")
+        (needle_dir / "needles.txt").chmod(0o644)
+        mounts = [
+            *adapter_for(seed.manifest).mounts(env),
+            Mount(source=str(needle_dir), target=_NEEDLE_DIR),
+        ]
+        result = sandbox.run(
+            RunSpec(
+                argv=("/bin/sh", "-c", _SCAN),
+                workspace=str(ws),
+                mounts=tuple(mounts),
+                env=(("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")),
+                limits=limits,
+                cwd="/",
+            )
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    hits: dict[str, list[str]] = defaultdict(list)
+    for row in result.output.splitlines():
+        path, sep, match = row.partition("\0")  # grep -Z: a NUL ends the file name
+        if path.startswith(_NEEDLE_DIR + "/"):  # the scan's own input is not in a task's view
+            continue
+        for cid in needles.get(match, ()) if sep else ():
+            hits[cid].append(f"{path}: {match}")
+    if result.timed_out:
+        for cand in candidates:
+            hits[cand.candidate_id].append("the leak scan timed out; cannot prove no leak")
+    return dict(hits)

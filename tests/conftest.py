@@ -1,0 +1,105 @@
+"""Shared fixtures: the tiny fixture seed, its environment, the real sandbox, a published dataset.
+
+Everything here is real: the seed runs in bubblewrap, the dataset is real parquet. Session-scoped
+so the environment is built once and the tiny dataset is minted once per test session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from taskmint.acquire import acquire
+from taskmint.config import Limits, PipelineConfig
+from taskmint.envs import build_environment
+from taskmint.excise import excise
+from taskmint.index import index_seed
+from taskmint.pipeline import mint_candidate
+from taskmint.publish import load_tasks, publish
+from taskmint.records import Environment, SeedApp, Task
+from taskmint.sandbox import LocalSandbox
+from taskmint.validate import Baseline, run_baseline
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SEEDS = FIXTURES / "seeds"
+LIMITS = Limits(wall_seconds=60)
+
+
+@pytest.fixture(scope="session")
+def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("taskmint")
+    os.chmod(path, 0o755)
+    return path
+
+
+@pytest.fixture(scope="session")
+def cache_dir(work_dir: Path) -> Path:
+    return work_dir / "cache"
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> LocalSandbox:
+    return LocalSandbox()
+
+
+@pytest.fixture(scope="session")
+def tiny_seed(cache_dir: Path) -> SeedApp:
+    return acquire(SEEDS / "tiny", cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_env(tiny_seed: SeedApp, cache_dir: Path) -> Environment:
+    return build_environment(tiny_seed.manifest, cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_baseline(tiny_seed: SeedApp, tiny_env: Environment, sandbox: LocalSandbox) -> Baseline:
+    return run_baseline(tiny_seed, tiny_env, sandbox, runs=3, limits=LIMITS)
+
+
+@pytest.fixture(scope="session")
+def pipeline_config(work_dir: Path) -> PipelineConfig:
+    return PipelineConfig(output_root=work_dir / "output", seeds_manifest=SEEDS / "seeds.toml")
+
+
+@pytest.fixture(scope="session")
+def tiny_tasks(
+    tiny_seed: SeedApp,
+    tiny_env: Environment,
+    tiny_baseline: Baseline,
+    sandbox: LocalSandbox,
+    pipeline_config: PipelineConfig,
+) -> list[Task]:
+    excised = excise(tiny_seed, index_seed(tiny_seed), max_candidates=20)
+    results = [
+        mint_candidate(c, tiny_seed, tiny_env, tiny_baseline, sandbox, pipeline_config)
+        for c in excised.candidates
+    ]
+    tasks = [r.task for r in results if r.task is not None]
+    assert tasks, [r.verdict for r in results]
+    return tasks
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset(
+    tiny_tasks: list[Task], tiny_seed: SeedApp, tiny_env: Environment, work_dir: Path
+) -> Path:
+    version = publish(
+        tiny_tasks,
+        [(tiny_seed, tiny_env.env_id, tiny_env.python_version)],
+        root=work_dir / "datasets",
+        name="tiny",
+    )
+    return Path(version.path)
+
+
+@pytest.fixture(scope="session")
+def published_tasks(tiny_dataset: Path) -> list[Task]:
+    return load_tasks(tiny_dataset)
+
+
+def replace(record, **changes):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(record, **changes)

@@ -1,0 +1,85 @@
+"""The refresh flow, run for real by Prefect (ephemeral test harness), through the CLI.
+
+One Prefect session for the whole test run: its start-up costs 10-20 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from taskmint.cli import main
+from taskmint.publish import latest_version, load_tasks
+from tests.conftest import SEEDS
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(work_dir: Path):
+    os.environ.setdefault("PREFECT_HOME", str(work_dir / "prefect"))
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture(scope="session")
+def refreshed(prefect_harness, work_dir: Path):
+    out = work_dir / "flow-output"
+    import io
+    from contextlib import redirect_stdout
+
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        code = main(
+            [
+                "--output",
+                str(out),
+                "refresh",
+                "--seeds",
+                str(SEEDS / "bad_seeds.toml"),
+                "--workers",
+                "2",
+            ]
+        )
+    assert code == 0
+    return out, buf.getvalue()
+
+
+def test_refresh_goes_on_past_bad_seeds_and_publishes(refreshed):
+    out, printed = refreshed
+    version = latest_version(out / "datasets" / "taskmint")
+    tasks = load_tasks(version)
+    seeds = {t.seed for t in tasks}
+    assert seeds == {"tiny", "messy"}
+    assert sum(t.seed == "tiny" for t in tasks) >= 6
+    assert "SEED ERROR" in printed  # redseed and the missing folder
+    assert "no test passes reliably" in printed
+    assert "does-not-exist" in printed
+    assert "timeout: 1" in printed  # messy's hanging candidate
+    assert f"dataset: {version} ({len(tasks)} tasks)" in printed
+
+
+def test_cli_show_workspace_and_verify(refreshed, tmp_path, capsys):
+    out, _ = refreshed
+    tasks = load_tasks(latest_version(out / "datasets" / "taskmint"))
+    task = next(t for t in tasks if t.seed == "tiny")
+    base = ["--output", str(out)]
+    assert main([*base, "show", task.instance_id]) == 0
+    assert task.problem_statement.splitlines()[0] in capsys.readouterr().out
+    assert main([*base, "show", task.instance_id, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["instance_id"] == task.instance_id and row["FAIL_TO_PASS"] == list(task.FAIL_TO_PASS)
+    assert main([*base, "workspace", task.instance_id, str(tmp_path / "ws")]) == 0
+    assert (tmp_path / "ws" / task.files[0]).exists()
+    capsys.readouterr()
+    (tmp_path / "gold.patch").write_text(task.patch)
+    assert main([*base, "verify", task.instance_id, str(tmp_path / "gold.patch"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reward"] == 1.0
+    (tmp_path / "empty.patch").write_text("")
+    assert main([*base, "verify", task.instance_id, str(tmp_path / "empty.patch")]) == 0
+    assert capsys.readouterr().out.startswith("reward: 0.0")
+    assert main([*base, "show", "no-such-task"]) == 2
+    assert "no task 'no-such-task'" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""Publishing dataset versions and reading them back, with and without taskmint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from taskmint.errors import DatasetError
+from taskmint.publish import latest_version, load_seed, load_tasks, publish, verify_manifest
+
+
+def test_version_layout_and_manifest(tiny_dataset: Path, tiny_tasks):
+    assert tiny_dataset.name == "v0001"
+    manifest = verify_manifest(tiny_dataset)
+    assert manifest["tasks"] == len(tiny_tasks)
+    assert set(manifest["files"]) == {
+        "README.md",
+        "environments/train-00000-of-00001.parquet",
+        "tasks/train-00000-of-00001.parquet",
+    }
+    assert (tiny_dataset.parent / "LATEST").read_text().strip() == "v0001"
+    assert latest_version(tiny_dataset.parent) == tiny_dataset
+
+
+def test_records_round_trip(tiny_dataset: Path, tiny_tasks):
+    assert sorted(load_tasks(tiny_dataset), key=lambda t: t.instance_id) == sorted(
+        tiny_tasks, key=lambda t: t.instance_id
+    )
+
+
+def test_datasets_reads_it_without_taskmint(tiny_dataset: Path, tiny_tasks):
+    code = f"""
+import json, sys
+assert "taskmint" not in sys.modules
+import datasets
+root = {str(tiny_dataset)!r}
+by_dir = datasets.load_dataset(root, "tasks", split="train")
+by_files = datasets.load_dataset("parquet", data_files=root + "/tasks/*.parquet", split="train")
+envs = datasets.load_dataset(root, "environments", split="train")
+default = datasets.load_dataset(root, split="train")
+row = by_dir[0]
+print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e": len(envs),
+    "cols": by_dir.column_names, "f2p": row["FAIL_TO_PASS"],
+    "cal": [c["model"] for c in row["calibration"]], "taskmint": "taskmint" in sys.modules}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tiny_dataset,
+        env={"HF_DATASETS_OFFLINE": "1", "HOME": str(tiny_dataset.parent), "PATH": "/usr/bin:/bin"},
+    )
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info["n"] == info["m"] == info["d"] == len(tiny_tasks)
+    assert info["e"] == 1
+    assert not info["taskmint"]
+    for col in (
+        "instance_id",
+        "problem_statement",
+        "patch",
+        "FAIL_TO_PASS",
+        "PASS_TO_PASS",
+        "hints",
+        "breaking_patch",
+        "calibration",
+        "features",
+    ):
+        assert col in info["cols"]
+    assert info["f2p"]
+    assert info["cal"] == ["reference/null", "reference/oracle"]
+
+
+def test_republishing_the_same_tasks_reuses_the_version(tiny_tasks, tiny_seed, tiny_env, tmp_path):
+    seeds = [(tiny_seed, tiny_env.env_id, tiny_env.python_version)]
+    first = publish(tiny_tasks, seeds, root=tmp_path, name="d")
+    again = publish(tiny_tasks, seeds, root=tmp_path, name="d")
+    assert again.version == first.version == "v0001" and not again.created
+    second = publish(tiny_tasks[:2], seeds, root=tmp_path, name="d")
+    assert second.version == "v0002" and second.created
+    assert json.loads((tmp_path / "d" / "v0002" / "manifest.json").read_text())["parent"] == "v0001"
+    assert latest_version(tmp_path / "d").name == "v0002"
+
+
+def test_corrupt_or_missing_shards_are_named(tiny_tasks, tiny_seed, tiny_env, tmp_path):
+    seeds = [(tiny_seed, tiny_env.env_id, tiny_env.python_version)]
+    version = Path(publish(tiny_tasks, seeds, root=tmp_path, name="d").path)
+    shard = version / "tasks" / "train-00000-of-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")
+    with pytest.raises(DatasetError, match=r"train-00000-of-00001\.parquet.*sha256"):
+        load_tasks(version)
+    shard.unlink()
+    with pytest.raises(DatasetError, match="missing"):
+        load_tasks(version)
+
+
+def test_an_incomplete_version_is_never_latest(tiny_tasks, tiny_seed, tiny_env, tmp_path):
+    seeds = [(tiny_seed, tiny_env.env_id, tiny_env.python_version)]
+    publish(tiny_tasks, seeds, root=tmp_path, name="d")
+    (tmp_path / "d" / "v0002" / "tasks").mkdir(parents=True)  # a crash before the manifest
+    (tmp_path / "d" / "LATEST").write_text("v0002\n")
+    assert latest_version(tmp_path / "d").name == "v0001"
+    with pytest.raises(DatasetError, match="no published version"):
+        latest_version(tmp_path / "nothing")
+
+
+def test_duplicate_ids_are_refused(tiny_tasks, tmp_path):
+    with pytest.raises(DatasetError, match="duplicate"):
+        publish([tiny_tasks[0], tiny_tasks[0]], [], root=tmp_path, name="d")
+
+
+def test_seed_snapshot_comes_back_from_the_archive(tiny_dataset, tiny_seed, tmp_path):
+    seed = load_seed(tiny_dataset, tiny_seed.snapshot_id, cache_dir=tmp_path)
+    assert seed.files == tiny_seed.files
+    for rel in seed.files:
+        assert (Path(seed.root) / rel).read_bytes() == (Path(tiny_seed.root) / rel).read_bytes()
