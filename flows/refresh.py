@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -22,6 +22,7 @@ from taskmint.envs import build_environment
 from taskmint.errors import TaskmintError
 from taskmint.excise import ExciseResult, excise
 from taskmint.index import index_seed
+from taskmint.index.coverage import CoverageMap, coverage_map
 from taskmint.pipeline import (
     MintResult,
     SeedSummary,
@@ -90,6 +91,19 @@ def baseline_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Ba
         )
 
 
+@task(name="coverage-map", cache_policy=NO_CACHE, persist_result=False)
+def coverage_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> CoverageMap | None:
+    """Record which tests execute which lines (once per snapshot, cached)."""
+    with open_sandbox(config.sandbox) as sandbox:
+        return coverage_map(
+            seed,
+            env,
+            sandbox,
+            limits=config.sandbox.limits.with_wall(4 * seed.manifest.timeout),
+            cache_dir=config.cache_dir,
+        )
+
+
 @task(name="mint", cache_policy=NO_CACHE, persist_result=False)
 def mint_task(
     candidate: Candidate,
@@ -97,10 +111,11 @@ def mint_task(
     env: Environment,
     baseline: Baseline,
     config: PipelineConfig,
+    coverage: CoverageMap | None,
 ) -> MintResult:
     """Validate, describe and calibrate one candidate."""
     with open_sandbox(config.sandbox) as sandbox:
-        result = mint_candidate(candidate, seed, env, baseline, sandbox, config)
+        result = mint_candidate(candidate, seed, env, baseline, sandbox, config, coverage)
     get_run_logger().info(
         "[%s] %s %s: %s",
         seed.name,
@@ -121,7 +136,13 @@ def leak_task(
 ) -> list[MintResult]:
     """Reject tasks whose removed code is visible inside the sandbox."""
     with open_sandbox(config.sandbox) as sandbox:
-        return apply_leak_scan(results, candidates, seed, env, sandbox, config)
+        scanned = apply_leak_scan(results, candidates, seed, env, sandbox, config)
+    for r in scanned:
+        if r.verdict.status == "leak":
+            get_run_logger().warning(
+                "[%s] %s leak: %s", seed.name, r.verdict.candidate_id, r.verdict.reason
+            )
+    return scanned
 
 
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
@@ -166,8 +187,14 @@ def _one_seed(
     if not baseline.usable:
         logger.error("[%s] original suite unusable: %s", seed.name, baseline.reason)
         return summarize_seed(seed.name, [], started, error=baseline.reason), [], None
+    cmap = coverage_task(seed, env, config) if excised.candidates else None
     futures = mint_task.map(
-        list(excised.candidates), seed=seed, env=env, baseline=baseline, config=config
+        list(excised.candidates),
+        seed=seed,
+        env=env,
+        baseline=baseline,
+        config=config,
+        coverage=unmapped(cmap),
     )
     results = [f.result() for f in futures]
     by_id = {c.candidate_id: c for c in excised.candidates}

@@ -16,7 +16,8 @@ from pathlib import Path
 from taskmint.calibrate import calibrate_reference
 from taskmint.config import PipelineConfig
 from taskmint.describe import describe
-from taskmint.records import Candidate, Environment, SeedApp, Task, Verdict
+from taskmint.index.coverage import CoverageMap
+from taskmint.records import Candidate, Environment, Reward, SeedApp, Task, Verdict
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate import Baseline, validate_candidate
 from taskmint.validate.leak import scan_for_leaks
@@ -66,11 +67,19 @@ def mint_candidate(
     baseline: Baseline,
     sandbox: Sandbox,
     config: PipelineConfig,
+    coverage: CoverageMap | None = None,
 ) -> MintResult:
     """validate -> describe -> calibrate (reference solvers) for one candidate."""
     limits = config.sandbox.limits.with_wall(seed.manifest.timeout)
     verdict = validate_candidate(
-        candidate, seed, env, baseline, sandbox, runs=config.broken_runs, limits=limits
+        candidate,
+        seed,
+        env,
+        baseline,
+        sandbox,
+        runs=config.broken_runs,
+        limits=limits,
+        coverage=coverage,
     )
     if not verdict.accepted:
         return MintResult(verdict=verdict)
@@ -101,8 +110,10 @@ def mint_candidate(
         created=dt.date.today().isoformat(),
     )
 
-    def reward(t: Task, patch: str):  # type: ignore[no-untyped-def]
-        return verify(t, patch, seed=seed, env=env, sandbox=sandbox, limits=limits)
+    def reward(t: Task, patch: str, fail_fast: bool) -> Reward:
+        return verify(
+            t, patch, seed=seed, env=env, sandbox=sandbox, limits=limits, fail_fast=fail_fast
+        )
 
     calibration, failure = calibrate_reference(task, reward, solvers=config.reference_solvers)
     if failure is not None:

@@ -159,6 +159,8 @@ class Candidate:
     signature: str = ""
     docstring: str | None = None
     features: tuple[tuple[str, float], ...] = ()  # static difficulty features
+    # (file, first line, last line) of the original code the edit removed, for test selection
+    spans: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -203,6 +205,7 @@ class Verdict:
     flaky_tests: tuple[str, ...] = ()
     original_runs: int = 0
     broken_runs: int = 0
+    tests_run: int = 0  # tests per broken run (fewer than the suite when selection was exact)
     wall_time: float = 0.0
 
     @property

@@ -17,14 +17,14 @@ def test_wilson_interval():
 
 def test_reference_solvers_pass_and_fail(published_tasks):
     task = published_tasks[0]
-    good = lambda t, patch: Reward(reward=1.0 if patch else 0.0, reason="")  # noqa: E731
+    good = lambda t, patch, fast: Reward(reward=1.0 if patch else 0.0, reason="")  # noqa: E731
     calibration, failure = calibrate_reference(task, good, today="2026-01-01")
     assert failure is None
     assert [(c.model, c.solves) for c in calibration] == [
         ("reference/null", 0),
         ("reference/oracle", 1),
     ]
-    always = lambda t, patch: Reward(reward=1.0, reason="ok")  # noqa: E731
+    always = lambda t, patch, fast: Reward(reward=1.0, reason="ok")  # noqa: E731
     _, failure = calibrate_reference(task, always)
     assert failure is not None and failure.startswith("null solver got reward 1.0")
 

@@ -45,3 +45,18 @@ def test_a_copy_planted_in_the_seed_docs_is_found(tiny_seed, tiny_env, sandbox, 
     hits = scan_for_leaks(seed, tiny_env, candidates, sandbox, limits=SCAN_LIMITS)
     assert set(hits) == {c.candidate_id for c in candidates}
     assert all("NOTES.md" in h for hs in hits.values() for h in hs)
+
+
+def test_one_short_line_in_common_is_chance_not_a_leak(tiny_seed, tiny_env, sandbox, tmp_path):
+    root = tmp_path / "seed"
+    shutil.copytree(tiny_seed.root, root)
+    # one line of `merge` (which has several distinctive lines), in an unrelated file
+    (root / "NOTES.md").write_text("    for start, end in sorted(intervals):\n")
+    seed = dataclasses.replace(tiny_seed, root=str(root), files=(*tiny_seed.files, "NOTES.md"))
+    candidates = [
+        c
+        for c in excise(seed, index_seed(seed), max_candidates=20).candidates
+        if c.units[0].endswith("::merge")
+    ]
+    assert candidates
+    assert scan_for_leaks(seed, tiny_env, candidates, sandbox, limits=SCAN_LIMITS) == {}

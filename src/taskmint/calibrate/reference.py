@@ -15,6 +15,8 @@ REFERENCE_SOLVERS: dict[str, tuple[Callable[[Task], str], float]] = {
     "null": (lambda task: "", 0.0),
     "oracle": (lambda task: task.patch, 1.0),
 }
+# A solver that must get 0 is decided by its first failing test.
+Verifier = Callable[[Task, str, bool], Reward]
 
 
 def wilson_interval(solves: int, attempts: int, z: float = 1.96) -> tuple[float, float]:
@@ -30,18 +32,21 @@ def wilson_interval(solves: int, attempts: int, z: float = 1.96) -> tuple[float,
 
 def calibrate_reference(
     task: Task,
-    verify: Callable[[Task, str], Reward],
+    verify: Verifier,
     *,
     solvers: tuple[str, ...] = ("null", "oracle"),
     today: str | None = None,
 ) -> tuple[tuple[Calibration, ...], str | None]:
-    """Run the reference solvers; returns their calibrations and a failure reason (or None)."""
+    """Run the reference solvers; returns their calibrations and a failure reason (or None).
+
+    `verify(task, patch, fail_fast)` grades one patch.
+    """
     date = today or dt.date.today().isoformat()
     out: list[Calibration] = []
     failure = None
     for name in solvers:
         make_patch, must_get = REFERENCE_SOLVERS[name]
-        reward = verify(task, make_patch(task))
+        reward = verify(task, make_patch(task), must_get == 0.0)
         solved = int(reward.reward >= 1.0)
         low, high = wilson_interval(solved, 1)
         out.append(

@@ -18,6 +18,10 @@ from taskmint.records import Environment, SeedManifest, stable_id
 __all__ = ["base_interpreter", "build_environment", "environment_id", "test_tools"]
 
 
+# Bumped whenever the way a venv is built changes, so that cached venvs are rebuilt.
+_RECIPE = 2
+
+
 def base_interpreter() -> tuple[str, str]:
     """The real interpreter behind this process (not a venv shim) and its installation prefix."""
     exe = getattr(sys, "_base_executable", sys.executable)
@@ -36,7 +40,11 @@ def environment_id(manifest: SeedManifest) -> str:
         return "node-" + stable_id("node", os.path.realpath(node), _node_version(node))
     interpreter, _ = base_interpreter()
     return "py-" + stable_id(
-        interpreter, platform.python_version(), sorted(manifest.dependencies), test_tools()
+        _RECIPE,
+        interpreter,
+        platform.python_version(),
+        sorted(manifest.dependencies),
+        test_tools(),
     )
 
 
@@ -103,6 +111,11 @@ def _build_venv(final: Path, interpreter: str, requirements: list[str]) -> None:
                 *requirements,
             ],
             f"install {requirements}",
+        )
+        # pip is not needed to run tests, and every file it adds is one more place to search.
+        _run(
+            [str(tmp / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "pip"],
+            "remove pip from the venv",
         )
         os.rename(tmp, final)
         (final / "READY").write_text("ok\n")

@@ -113,6 +113,7 @@ def excise(
                 signature=unit.signature,
                 docstring=unit.docstring,
                 features=features,
+                spans=((unit.file, unit.body_start_line, unit.end_line),),
             )
         )
     return ExciseResult(candidates=tuple(candidates), skipped=tuple(skipped))

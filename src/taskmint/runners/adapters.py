@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
 import posixpath
 import tempfile
@@ -13,11 +14,29 @@ from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.report import parse_node_report, parse_pytest_report
 from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount
 
-__all__ = ["Adapter", "NodeAdapter", "PytestAdapter", "adapter_for", "inside_dir"]
+__all__ = [
+    "Adapter",
+    "NodeAdapter",
+    "PytestAdapter",
+    "adapter_for",
+    "inside_dir",
+    "runner_fingerprint",
+]
 
 RUNNER_DIR = "/opt/taskmint"  # taskmint's in-sandbox runner files, read-only
 VENV_DIR = "/opt/venv"  # the seed's environment, read-only
 REPORT_FILE = posixpath.join(REPORT_DIR, "report.jsonl")
+COVERAGE_FILE = posixpath.join(REPORT_DIR, "coverage.db")
+SELECT_FILE = posixpath.join(REPORT_DIR, "select.json")
+
+
+def runner_fingerprint() -> str:
+    """A hash of the in-sandbox runner files: cached results made by other runners are stale."""
+    h = hashlib.sha256()
+    for path in sorted(inside_dir().glob("*")):
+        if path.is_file():
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def inside_dir() -> Path:
@@ -45,12 +64,21 @@ class Adapter(abc.ABC):
         *,
         nonce: str,
         test_ids: tuple[str, ...] | None = None,
+        coverage: bool = False,
+        fail_fast: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """The argv and environment variables of one run."""
+        """The argv and environment variables of one run (`coverage`: record per-test contexts
+        into `COVERAGE_FILE`; `fail_fast`: stop at the first failure; where supported)."""
 
     @abc.abstractmethod
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
         """Per-test outcomes from the report folder."""
+
+    def inputs(self, test_ids: tuple[str, ...] | None) -> dict[str, bytes]:
+        """Files the run reads from the report folder (name -> content)."""
+        if test_ids is None:
+            return {}
+        return {posixpath.basename(SELECT_FILE): json.dumps(list(test_ids)).encode()}
 
     @staticmethod
     def base_env() -> list[tuple[str, str]]:
@@ -76,10 +104,13 @@ class PytestAdapter(Adapter):
         mounts = super().mounts(env)
         mounts.append(Mount(source=env.prefix, target=VENV_DIR))
         if env.python_version:
+            # The interpreter's own site-packages (other projects' packages) and its test suite
+            # are not part of any seed's environment.
             major, minor = env.python_version.split(".")[:2]
-            site = f"{env.interpreter_prefix}/lib/python{major}.{minor}/site-packages"
-            if Path(site).is_dir():
-                mounts.append(Mount(source=str(_empty_dir()), target=site))
+            lib = f"{env.interpreter_prefix}/lib/python{major}.{minor}"
+            for hidden in ("site-packages", "test"):
+                if Path(lib, hidden).is_dir():
+                    mounts.append(Mount(source=str(_empty_dir()), target=f"{lib}/{hidden}"))
         return mounts
 
     def command(
@@ -89,10 +120,24 @@ class PytestAdapter(Adapter):
         *,
         nonce: str,
         test_ids: tuple[str, ...] | None = None,
+        coverage: bool = False,
+        fail_fast: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`python -I -B run_pytest.py ...` over the selected tests (all test paths by default)."""
         pythonpath = [posixpath.normpath(posixpath.join(WORKSPACE, p)) for p in manifest.pythonpath]
-        targets = list(test_ids) if test_ids is not None else list(manifest.test_paths)
+        options: dict[str, object] = {"pythonpath": pythonpath, "coverage": None}
+        if test_ids is None:
+            targets = list(manifest.test_paths)
+        else:
+            # Collect only the files holding the selected tests; the plugin deselects the rest
+            # (much faster than handing pytest thousands of node ids).
+            targets = list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids))
+            options["select_file"] = SELECT_FILE
+        if coverage:
+            options["coverage"] = {
+                "data_file": COVERAGE_FILE,
+                "source": [posixpath.join(WORKSPACE, p) for p in manifest.source_paths],
+            }
         argv = (
             f"{VENV_DIR}/bin/python",
             "-I",
@@ -100,12 +145,13 @@ class PytestAdapter(Adapter):
             f"{RUNNER_DIR}/run_pytest.py",
             REPORT_FILE,
             nonce,
-            json.dumps(pythonpath),
+            json.dumps(options),
             "--",
             "-c",
             f"{RUNNER_DIR}/pytest.ini",
             "--rootdir",
             WORKSPACE,
+            *(["--maxfail=1"] if fail_fast else []),
             *targets,
         )
         env_vars = [*self.base_env(), ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")]
@@ -128,6 +174,8 @@ class NodeAdapter(Adapter):
         *,
         nonce: str,
         test_ids: tuple[str, ...] | None = None,
+        coverage: bool = False,
+        fail_fast: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`node --test` with the custom reporter; node cannot select by id, so all files run."""
         argv = (

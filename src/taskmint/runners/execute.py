@@ -36,6 +36,8 @@ def run_tests(
     limits: Limits,
     test_ids: tuple[str, ...] | None = None,
     nonce: str | None = None,
+    coverage_out: Path | None = None,
+    fail_fast: bool = False,
 ) -> RunReport:
     """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`.
 
@@ -46,7 +48,16 @@ def run_tests(
     nonce = nonce or secrets.token_hex(16)
     report_dir = Path(tempfile.mkdtemp(prefix="taskmint-report-"))
     try:
-        argv, env_vars = adapter.command(manifest, env, nonce=nonce, test_ids=test_ids)
+        for name, data in adapter.inputs(test_ids).items():
+            (report_dir / name).write_bytes(data)
+        argv, env_vars = adapter.command(
+            manifest,
+            env,
+            nonce=nonce,
+            test_ids=test_ids,
+            coverage=coverage_out is not None,
+            fail_fast=fail_fast,
+        )
         result = sandbox.run(
             RunSpec(
                 argv=argv,
@@ -58,6 +69,8 @@ def run_tests(
             )
         )
         report = adapter.parse(report_dir, nonce)
+        if coverage_out is not None and (report_dir / "coverage.db").is_file():
+            shutil.copyfile(report_dir / "coverage.db", coverage_out)
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
     return dataclasses.replace(

@@ -12,6 +12,7 @@ from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
 from taskmint.records import Environment, RunReport, SeedApp, from_json_dict, to_json_dict
 from taskmint.runners import run_tests
+from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import Sandbox
 
 __all__ = ["Baseline", "run_baseline"]
@@ -55,7 +56,8 @@ def run_baseline(
     """Run the original suite `runs` times (cached per snapshot and environment)."""
     cache_file = None
     if cache_dir is not None:
-        cache_file = Path(cache_dir) / "baselines" / f"{seed.snapshot_id}-{env.env_id}-{runs}.json"
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}"
+        cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
         if cache_file.exists():
             return from_json_dict(Baseline, json.loads(cache_file.read_text()))
     reports: list[RunReport] = []

@@ -10,11 +10,13 @@ from pathlib import Path
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
 from taskmint.errors import PatchError, SandboxError
+from taskmint.index.coverage import CoverageMap
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate.baseline import Baseline
+from taskmint.validate.selection import select_tests
 
 __all__ = ["broken_run_limits", "materialize", "validate_candidate"]
 
@@ -42,10 +44,13 @@ def validate_candidate(
     *,
     runs: int,
     limits: Limits,
+    coverage: CoverageMap | None = None,
 ) -> Verdict:
     """The `validate` verb: run the broken tree `runs` times and compare with the baseline.
 
-    Never raises for a bad candidate: every outcome is a `Verdict`.
+    With a coverage map, only the tests whose outcome can change run (see `select_tests`);
+    every other stable test is PASS_TO_PASS by construction. Never raises for a bad candidate:
+    every outcome is a `Verdict`.
     """
     start = time.monotonic()
 
@@ -62,6 +67,18 @@ def validate_candidate(
     if not baseline.usable:
         return verdict("original_failed", baseline.reason)
     run_limits = broken_run_limits(baseline, limits, seed.manifest.timeout)
+    stable = set(baseline.stable_passed)
+    selected = select_tests(candidate, coverage, baseline.stable_passed)
+    if selected is not None:
+        selected = tuple(t for t in selected if t in stable)
+        if not selected:
+            return verdict(
+                "no_failing_tests",
+                "no test executes the removed code",
+                pass_to_pass=baseline.stable_passed,
+                flaky_tests=baseline.flaky,
+            )
+    observed = set(selected) if selected is not None else stable
     reports: list[RunReport] = []
     for _ in range(runs):
         try:
@@ -69,7 +86,9 @@ def validate_candidate(
         except PatchError as exc:
             return verdict("excise_failed", str(exc))
         try:
-            report = run_tests(sandbox, ws, seed.manifest, env, limits=run_limits)
+            report = run_tests(
+                sandbox, ws, seed.manifest, env, limits=run_limits, test_ids=selected
+            )
         except SandboxError as exc:
             return verdict("sandbox_error", str(exc))
         finally:
@@ -84,6 +103,9 @@ def validate_candidate(
     maps = [r.outcome_map() for r in reports]
     f2p, p2p, unstable = [], [], []
     for tid in baseline.stable_passed:
+        if tid not in observed:  # cannot observe the edit (see select_tests)
+            p2p.append(tid)
+            continue
         outcomes = [m.get(tid, "missing") for m in maps]
         if all(o == "passed" for o in outcomes):
             p2p.append(tid)
@@ -92,13 +114,14 @@ def validate_candidate(
         else:
             unstable.append(tid)
     newly_passing = sorted(
-        tid for tid in baseline.failing if all(m.get(tid) == "passed" for m in maps)
+        tid for tid in baseline.failing if maps and all(m.get(tid) == "passed" for m in maps)
     )
     common = {
         "fail_to_pass": tuple(f2p),
         "pass_to_pass": tuple(p2p),
         "flaky_tests": baseline.flaky,
         "broken_runs": len(reports),
+        "tests_run": len(observed),
     }
     if unstable:
         return verdict(

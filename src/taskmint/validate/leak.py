@@ -2,11 +2,15 @@
 
 A line is distinctive when, with surrounding whitespace removed, it is at least
 `MIN_NEEDLE_CHARS` long and does not occur in any broken source file (a line that the policy's
-own sources legitimately contain reveals nothing). Everything a task's sandbox can see is the
-same for every task of a seed except the edited source files, so one scan per seed covers all
-its candidates: the workspace (the snapshot without its source files, which cannot contain a
-distinctive line by definition), the environment, the interpreter, /usr, /tmp, ... are searched
-with `grep -F` inside the sandbox itself.
+own sources legitimately contain reveals nothing). A file leaks a candidate when it holds at
+least half of the candidate's distinctive lines (two at least), or its only one if that is long:
+one short line in common with unrelated code (the standard library, a dependency) is chance.
+
+Everything a task's sandbox can see is the same for every task of a seed except the edited
+source files, so one scan per seed covers all its candidates: the workspace (the snapshot
+without its source files, which cannot contain a distinctive line by definition), the
+environment, the interpreter, /usr, /tmp, ... are searched with `grep -F` inside the sandbox
+itself.
 """
 
 from __future__ import annotations
@@ -22,9 +26,18 @@ from taskmint.records import Candidate, Environment, SeedApp
 from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Mount, RunSpec, Sandbox
 
-__all__ = ["MIN_NEEDLE_CHARS", "distinctive_lines", "scan_for_leaks", "source_files"]
+__all__ = [
+    "MIN_LONE_NEEDLE_CHARS",
+    "MIN_NEEDLE_CHARS",
+    "distinctive_lines",
+    "scan_for_leaks",
+    "source_files",
+]
 
 MIN_NEEDLE_CHARS = 20
+# A lone distinctive line must be this long to count on its own: short lines such as
+# "if cached is not None:" recur in unrelated code.
+MIN_LONE_NEEDLE_CHARS = 40
 _NEEDLE_DIR = "/opt/taskmint-needles"
 _SCAN = (
     "cd / && for d in /* /.[!.]*; do "
@@ -32,6 +45,14 @@ _SCAN = (
     '[ -e "$d" ] && [ ! -L "$d" ] && set -- "$@" "$d"; '
     "done; exec /usr/bin/grep -rIoHZF -f " + _NEEDLE_DIR + '/needles.txt -- "$@"'
 )
+
+
+def _is_copy(lines: set[str], total: int) -> bool:
+    """Whether the distinctive lines found in one file show a copy of the removed code: at
+    least half of them (and two), or a single long one when the code has only one."""
+    if total <= 1:
+        return any(len(line) >= MIN_LONE_NEEDLE_CHARS for line in lines)
+    return len(lines) >= max(2, -(-total // 2))
 
 
 def source_files(seed: SeedApp) -> list[str]:
@@ -77,8 +98,11 @@ def scan_for_leaks(
 ) -> dict[str, list[str]]:
     """Candidate id -> "path: line" hits (empty dict: nothing leaks) from one sandboxed scan."""
     needles: dict[str, set[str]] = defaultdict(set)
+    owned: dict[str, int] = {}
     for cand in candidates:
-        for line in distinctive_lines(cand, _legit_lines(seed, cand)):
+        lines = distinctive_lines(cand, _legit_lines(seed, cand))
+        owned[cand.candidate_id] = len(lines)
+        for line in lines:
             needles[line].add(cand.candidate_id)
     if not needles:
         return {}
@@ -106,13 +130,19 @@ def scan_for_leaks(
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    hits: dict[str, list[str]] = defaultdict(list)
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for row in result.output.splitlines():
         path, sep, match = row.partition("\0")  # grep -Z: a NUL ends the file name
         if path.startswith(_NEEDLE_DIR + "/"):  # the scan's own input is not in a task's view
             continue
         for cid in needles.get(match, ()) if sep else ():
-            hits[cid].append(f"{path}: {match}")
+            found[cid][path].add(match)
+    hits: dict[str, list[str]] = defaultdict(list)
+    for cid, per_file in found.items():
+        total = owned[cid]
+        for path, lines in sorted(per_file.items()):
+            if _is_copy(lines, total):
+                hits[cid].extend(f"{path}: {line}" for line in sorted(lines))
     if result.timed_out:
         for cand in candidates:
             hits[cand.candidate_id].append("the leak scan timed out; cannot prove no leak")

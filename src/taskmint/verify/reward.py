@@ -143,10 +143,15 @@ def verify(
     env: Environment,
     sandbox: Sandbox,
     limits: Limits,
+    fail_fast: bool = False,
 ) -> Reward:
-    """The reward for `patch` (a `git diff` relative to the task's root) on `task`."""
+    """The reward for `patch` (a `git diff` relative to the task's root) on `task`.
+
+    `fail_fast` stops at the first failing test: the reward is the same (any failure gives 0),
+    only the per-test outcomes after it are reported missing. FAIL_TO_PASS runs first.
+    """
     start = time.monotonic()
-    expected = tuple(sorted({*task.FAIL_TO_PASS, *task.PASS_TO_PASS}))
+    expected = tuple(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
     kept, rejected = filter_patch(patch, task)
     ws = Path(tempfile.mkdtemp(prefix="taskmint-verify-"))
     try:
@@ -165,7 +170,15 @@ def verify(
         _restore_tests(ws, seed, task)
         _remove_bytecode(ws)
         try:
-            report = run_tests(sandbox, ws, seed.manifest, env, limits=limits, test_ids=expected)
+            report = run_tests(
+                sandbox,
+                ws,
+                seed.manifest,
+                env,
+                limits=limits,
+                test_ids=expected,
+                fail_fast=fail_fast,
+            )
         except SandboxError as exc:
             return Reward(
                 reward=0.0,

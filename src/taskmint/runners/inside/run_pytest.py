@@ -1,19 +1,53 @@
 """Bootstrap that runs pytest inside the sandbox with taskmint's plugin and configuration.
 
-Usage: python -I -B run_pytest.py REPORT NONCE PYTHONPATH_JSON -- PYTEST_ARGS...
+Usage: python -I -B run_pytest.py REPORT NONCE OPTIONS_JSON -- PYTEST_ARGS...
+OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
+"select": null | [test ids]} (the selection may also come from a file, "select_file").
 Runs with -I (isolated: no PYTHON* variables, no user site) so the environment cannot inject
 start-up code; the seed's import paths are added here, explicitly.
 """
 
+import contextlib
 import json
 import os
 import sys
 
 
+def _import_sources(sources: list[str], pythonpath: list[str]) -> None:
+    """Import the seed's own modules before collection, in the empty coverage context: code
+    that runs when they load (module-level calls, decorators) is then marked as shared by every
+    test, since any test file importing them would break with it."""
+    import importlib
+
+    modules = []
+    for src in sources:
+        files = (
+            [src]
+            if src.endswith(".py")
+            else [
+                os.path.join(d, f)
+                for d, _, fs in sorted(os.walk(src))
+                for f in sorted(fs)
+                if f.endswith(".py")
+            ]
+        )
+        for path in files:
+            for root in pythonpath:
+                rel = os.path.relpath(path, root)
+                if not rel.startswith(".."):
+                    name = rel[:-3].replace(os.sep, ".").removesuffix(".__init__")
+                    modules.append(name)
+                    break
+    for name in modules:
+        # a module that fails to import here fails again, and is reported, under pytest
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
 def main() -> int:
-    report, nonce, pythonpath = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    report, nonce, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     if sys.argv[4] != "--":
-        raise SystemExit("usage: run_pytest.py REPORT NONCE PYTHONPATH_JSON -- ARGS")
+        raise SystemExit("usage: run_pytest.py REPORT NONCE OPTIONS_JSON -- ARGS")
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     # Import the runner's own modules before the workspace is on sys.path, so no file in the
@@ -22,10 +56,29 @@ def main() -> int:
     import taskmint_pytest_report as plugin
 
     sys.path.remove(here)
-    for entry in reversed(pythonpath):
+    for entry in reversed(options.get("pythonpath", [])):
         sys.path.insert(0, entry)
-    plugin.configure(report, nonce)
-    return int(pytest.main(sys.argv[5:], plugins=[plugin]))
+    cov = None
+    if options.get("coverage"):
+        import coverage
+
+        spec = options["coverage"]
+        cov = coverage.Coverage(
+            data_file=spec["data_file"], source=spec["source"], config_file=False, branch=False
+        )
+        cov.start()
+        _import_sources(spec["source"], options.get("pythonpath", []))
+    select = options.get("select")
+    if options.get("select_file"):
+        with open(options["select_file"], encoding="utf-8") as fh:
+            select = json.load(fh)
+    plugin.configure(report, nonce, cov, select)
+    try:
+        return int(pytest.main(sys.argv[5:], plugins=[plugin]))
+    finally:
+        if cov is not None:
+            cov.stop()
+            cov.save()
 
 
 if __name__ == "__main__":

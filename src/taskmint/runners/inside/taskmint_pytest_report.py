@@ -10,14 +10,99 @@ from __future__ import annotations
 import json
 import os
 
-_state: dict[str, object] = {"fh": None, "nonce": ""}
+import pytest
+
+_state: dict[str, object] = {"fh": None, "nonce": "", "cov": None, "select": None, "ctx": ""}
 
 
-def configure(path: str, nonce: str) -> None:
-    """Open the report file (called by the bootstrap before pytest starts)."""
+def configure(path: str, nonce: str, cov: object = None, select: list[str] | None = None) -> None:
+    """Open the report file (called by the bootstrap before pytest starts).
+
+    `cov`, when given, is a started `coverage.Coverage`: each test phase then gets its own
+    dynamic context, "<nodeid>|setup", "<nodeid>|run" or "<nodeid>|teardown"; code run
+    outside any test (imports during collection) and fixtures wider than one test (module,
+    session scope: shared by several tests) get the empty context. `select`, when given, is
+    the set of test ids to run: every other collected test is deselected.
+    """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     _state["fh"] = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
     _state["nonce"] = nonce
+    _state["cov"] = cov
+    _state["select"] = set(select) if select is not None else None
+
+
+def _context(name: str) -> None:
+    cov = _state["cov"]
+    if cov is not None:
+        _state["ctx"] = name
+        cov.switch_context(name)  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):  # type: ignore[no-untyped-def]
+    """Fixtures shared by several tests get a context that names who shares them.
+
+    Module and class scope: "collect|<test file>" (every test of the file may depend on it);
+    package and session scope: the empty context (any test may).
+    """
+    if _state["cov"] is None or fixturedef.scope == "function":
+        yield
+        return
+    outer = str(_state["ctx"])
+    if fixturedef.scope in ("module", "class"):
+        _context("collect|" + request.node.nodeid.split("::", 1)[0])
+    else:
+        _context("")
+    yield
+    _context(outer)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):  # type: ignore[no-untyped-def]
+    """Code a test file runs while it is collected (parametrize arguments, module-level calls)
+    gets "collect|<test file>": if it breaks, that file's tests break."""
+    if _state["cov"] is None or not isinstance(collector, pytest.Module):
+        yield
+        return
+    _context("collect|" + collector.nodeid)
+    yield
+    _context("")
+
+
+def pytest_collection_modifyitems(session, config, items):  # type: ignore[no-untyped-def]
+    """Keep only the selected tests, when a selection was given."""
+    select = _state["select"]
+    if select is None:
+        return
+    keep = [item for item in items if item.nodeid in select]
+    drop = [item for item in items if item.nodeid not in select]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+    items[:] = keep
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):  # type: ignore[no-untyped-def]
+    """Attribute what setup runs to this test's setup context."""
+    _context(item.nodeid + "|setup")
+    yield
+    _context("")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):  # type: ignore[no-untyped-def]
+    """Attribute what the test body runs to this test's run context."""
+    _context(item.nodeid + "|run")
+    yield
+    _context("")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):  # type: ignore[no-untyped-def]
+    """Attribute what teardown runs to this test's teardown context."""
+    _context(item.nodeid + "|teardown")
+    yield
+    _context("")
 
 
 def _emit(record: dict[str, object]) -> None:

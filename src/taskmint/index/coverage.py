@@ -1,0 +1,166 @@
+"""The per-test coverage map of a seed snapshot: which tests execute which lines.
+
+One run of the original suite under coverage.py, in the sandbox, with a dynamic context per test
+phase ("<test id>|setup", "|run", "|teardown"; code run during collection keeps the empty
+context). It is computed once per (snapshot, environment) and cached as JSON.
+
+Validation uses it to run only the tests whose outcome can change. A line executed outside any
+test's run phase (at import, in a fixture, possibly shared between tests) could affect any test,
+so edits touching such lines fall back to the full suite.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taskmint.acquire.snapshot import copy_tree
+from taskmint.config import Limits
+from taskmint.records import Environment, SeedApp
+from taskmint.runners import run_tests
+from taskmint.runners.adapters import runner_fingerprint
+from taskmint.sandbox.base import WORKSPACE, Sandbox
+
+__all__ = ["CoverageMap", "coverage_map"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoverageMap:
+    """Per file and line: the tests that executed it, the test files that did while being
+    collected (or in a module-scoped fixture), or "shared" (-1)."""
+
+    snapshot_id: str
+    tests: tuple[str, ...]
+    # file -> line -> indices into `tests`; -1 marks a line run where every test may see it
+    lines: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    # file -> line -> test files whose collection (or module fixtures) executed it
+    collect_lines: dict[str, dict[int, tuple[str, ...]]] = field(default_factory=dict)
+
+    def tests_touching(
+        self, file: str, first: int, last: int, universe: tuple[str, ...] | None = None
+    ) -> tuple[str, ...] | None:
+        """Tests that executed a line of `file` in [first, last], sorted.
+
+        A line run while a test file was collected (or in its module-scoped fixtures) brings in
+        every test of that file, taken from `universe` (default: the tests the map knows). None
+        when some line in the range ran where any test may depend on it (import of the seed's
+        modules, session fixtures, teardowns): then the full suite must run.
+        """
+        per_line = self.lines.get(file, {})
+        per_line_files = self.collect_lines.get(file, {})
+        picked: set[int] = set()
+        test_files: set[str] = set()
+        for line in range(first, last + 1):
+            idx = per_line.get(line, ())
+            if -1 in idx:
+                return None
+            picked.update(idx)
+            test_files.update(per_line_files.get(line, ()))
+        chosen = {self.tests[i] for i in picked}
+        pool = self.tests if universe is None else universe
+        chosen.update(t for t in pool if t.split("::", 1)[0] in test_files)
+        return tuple(sorted(chosen))
+
+
+def _to_json(cmap: CoverageMap) -> dict[str, object]:
+    return {
+        "snapshot_id": cmap.snapshot_id,
+        "tests": list(cmap.tests),
+        "lines": {f: {str(k): list(v) for k, v in ls.items()} for f, ls in cmap.lines.items()},
+        "collect_lines": {
+            f: {str(k): list(v) for k, v in ls.items()} for f, ls in cmap.collect_lines.items()
+        },
+    }
+
+
+def _from_json(data: dict[str, object]) -> CoverageMap:
+    lines = data["lines"]
+    assert isinstance(lines, dict)
+    return CoverageMap(
+        snapshot_id=str(data["snapshot_id"]),
+        tests=tuple(data["tests"]),  # type: ignore[arg-type]
+        lines={f: {int(k): tuple(v) for k, v in ls.items()} for f, ls in lines.items()},
+        collect_lines={
+            f: {int(k): tuple(v) for k, v in ls.items()}
+            for f, ls in data.get("collect_lines", {}).items()  # type: ignore[attr-defined]
+        },
+    )
+
+
+def _read(db: Path, snapshot_id: str) -> CoverageMap:
+    import coverage
+
+    data = coverage.CoverageData(basename=str(db))
+    data.read()
+    index: dict[str, int] = {}
+    lines: dict[str, dict[int, tuple[int, ...]]] = {}
+    collect_lines: dict[str, dict[int, tuple[str, ...]]] = {}
+    prefix = WORKSPACE.rstrip("/") + "/"
+    for measured in data.measured_files():
+        if not measured.startswith(prefix):
+            continue
+        rel = measured[len(prefix) :]
+        per_line: dict[int, tuple[int, ...]] = {}
+        per_line_files: dict[int, tuple[str, ...]] = {}
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            ids: set[int] = set()
+            files: set[str] = set()
+            for ctx in contexts:
+                head, _, tail = ctx.partition("|")
+                test, _, phase = ctx.rpartition("|")
+                if head == "collect" and tail:
+                    files.add(tail)
+                elif test and phase in ("run", "setup"):
+                    # a test's own phases (function-scoped fixtures only: wider fixtures and
+                    # teardowns, which may leave shared state, are in other contexts)
+                    ids.add(index.setdefault(test, len(index)))
+                else:
+                    ids.add(-1)
+            per_line[line] = tuple(sorted(ids))
+            if files:
+                per_line_files[line] = tuple(sorted(files))
+        lines[rel] = per_line
+        collect_lines[rel] = per_line_files
+    tests = tuple(sorted(index, key=index.__getitem__))
+    return CoverageMap(
+        snapshot_id=snapshot_id, tests=tests, lines=lines, collect_lines=collect_lines
+    )
+
+
+def coverage_map(
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    *,
+    limits: Limits,
+    cache_dir: Path | None = None,
+) -> CoverageMap | None:
+    """The coverage map of `seed` (None when it cannot be had: non-Python, or the run failed)."""
+    if seed.manifest.runner != "pytest":
+        return None
+    cache_file = None
+    if cache_dir is not None:
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}"
+        cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
+        if cache_file.exists():
+            return _from_json(json.loads(cache_file.read_text()))
+    work = Path(tempfile.mkdtemp(prefix="taskmint-cov-"))
+    try:
+        ws = work / "ws"
+        copy_tree(Path(seed.root), ws, seed.files)
+        db = work / "coverage.db"
+        report = run_tests(sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db)
+        if not report.complete or not db.is_file():
+            return None
+        cmap = _read(db, seed.snapshot_id)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if cache_file is not None:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(_to_json(cmap)))
+        tmp.replace(cache_file)
+    return cmap

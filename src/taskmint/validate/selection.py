@@ -1,0 +1,46 @@
+"""Which tests can change outcome under a candidate's edit, per strategy.
+
+Selection must be exact: a test left out is recorded as PASS_TO_PASS without being run, so it
+must be impossible for the edit to change its outcome. Where that cannot be shown, the answer
+is None and the full suite runs.
+"""
+
+from __future__ import annotations
+
+from taskmint.index.coverage import CoverageMap
+from taskmint.records import Candidate
+
+__all__ = ["select_tests"]
+
+
+def select_tests(
+    candidate: Candidate, cmap: CoverageMap | None, universe: tuple[str, ...] | None = None
+) -> tuple[str, ...] | None:
+    """The tests to run on the broken tree, or None for the full suite.
+
+    `universe` is every test id that may be chosen (the seed's stable tests): a body that ran
+    while a test file was being collected puts all of that file's tests at risk.
+
+    `stub_body`: only the body's statements change; the `def` line, decorators, signature and
+    docstring are untouched, so the function still exists, imports and binds the same way. The
+    body's statements run only when the function is called, and a call executes the body's
+    first statement, so a test whose run phase never executed a line of the body on the
+    original cannot observe its removal. A function-scoped fixture belongs to its one test. A
+    body that ran while a test file was collected (parametrize arguments, module-level calls
+    in the test file) or in a module- or class-scoped fixture can break any test of that file:
+    all of them run. A body that ran while the seed's own modules were imported, in a session
+    fixture or in a teardown (which may leave state behind for later tests) could affect any
+    test: full suite.
+
+    Tests that start subprocesses running the seed's code are not seen by the coverage map;
+    seeds that do so should not rely on selection (not the case for the bundled seeds).
+    """
+    if cmap is None or candidate.strategy != "stub_body" or not candidate.spans:
+        return None
+    picked: set[str] = set()
+    for file, first, last in candidate.spans:
+        tests = cmap.tests_touching(file, first, last, universe)
+        if tests is None:
+            return None
+        picked.update(tests)
+    return tuple(sorted(picked))

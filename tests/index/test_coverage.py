@@ -1,0 +1,68 @@
+"""The per-test coverage map and the test selection built on it."""
+
+from __future__ import annotations
+
+import pytest
+
+from taskmint.excise import excise
+from taskmint.index import index_seed
+from taskmint.index.coverage import coverage_map
+from taskmint.validate import validate_candidate
+from taskmint.validate.selection import select_tests
+from tests.conftest import LIMITS
+
+
+@pytest.fixture(scope="module")
+def tiny_cmap(tiny_seed, tiny_env, sandbox, cache_dir):
+    cmap = coverage_map(tiny_seed, tiny_env, sandbox, limits=LIMITS, cache_dir=cache_dir)
+    assert cmap is not None
+    return cmap
+
+
+def test_map_attributes_body_lines_to_the_tests_that_run_them(tiny_cmap, tiny_seed):
+    units = {u.qualname: u for u in index_seed(tiny_seed).units}
+    top = units["top_words"]
+    assert tiny_cmap.tests_touching(top.file, top.body_start_line, top.end_line) == (
+        "tests/test_text.py::test_top_words_breaks_ties_alphabetically",
+    )
+    # the def line runs at import, outside any test: no selection is possible there
+    assert tiny_cmap.tests_touching(top.file, top.start_line, top.end_line) is None
+    assert len(tiny_cmap.tests) == 10
+
+
+def test_map_is_cached(tiny_seed, tiny_env, sandbox, cache_dir, tiny_cmap):
+    again = coverage_map(tiny_seed, tiny_env, sandbox, limits=LIMITS, cache_dir=cache_dir)
+    assert again == tiny_cmap
+
+
+def test_selection_gives_the_same_verdicts_as_the_full_suite(
+    tiny_seed, tiny_env, tiny_baseline, sandbox, tiny_cmap
+):
+    candidates = excise(tiny_seed, index_seed(tiny_seed), max_candidates=20).candidates
+    assert candidates
+    for cand in candidates:
+        assert select_tests(cand, tiny_cmap) is not None
+        full = validate_candidate(
+            cand, tiny_seed, tiny_env, tiny_baseline, sandbox, runs=1, limits=LIMITS
+        )
+        fast = validate_candidate(
+            cand,
+            tiny_seed,
+            tiny_env,
+            tiny_baseline,
+            sandbox,
+            runs=1,
+            limits=LIMITS,
+            coverage=tiny_cmap,
+        )
+        assert (fast.status, fast.fail_to_pass, fast.pass_to_pass) == (
+            full.status,
+            full.fail_to_pass,
+            full.pass_to_pass,
+        ), cand.units
+        assert fast.tests_run < full.tests_run
+
+
+def test_no_map_means_the_full_suite(tiny_seed):
+    cand = excise(tiny_seed, index_seed(tiny_seed), max_candidates=1).candidates[0]
+    assert select_tests(cand, None) is None

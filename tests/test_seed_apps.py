@@ -1,0 +1,48 @@
+"""The bundled seed applications: big enough, and green and deterministic in the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskmint.acquire import acquire, load_manifest, load_seed_list
+from taskmint.envs import build_environment
+from taskmint.validate import run_baseline
+from tests.conftest import LIMITS
+
+SEED_LIST = Path(__file__).resolve().parents[1] / "seed_apps" / "seeds.toml"
+SEED_DIRS = load_seed_list(SEED_LIST)
+
+
+def test_the_library_has_four_python_seeds_and_a_javascript_one():
+    languages = sorted(load_manifest(d).language for d in SEED_DIRS)
+    assert languages.count("python") >= 4
+    assert languages.count("javascript") >= 1
+
+
+@pytest.mark.parametrize("seed_dir", SEED_DIRS, ids=[d.name for d in SEED_DIRS])
+def test_seed_is_large_and_layered(seed_dir: Path):
+    manifest = load_manifest(seed_dir)
+    suffix = ".py" if manifest.language == "python" else ".js"
+    modules = [
+        p
+        for src in manifest.source_paths
+        for p in (seed_dir / src).rglob(f"*{suffix}")
+        if p.name != "__init__.py"
+    ]
+    lines = sum(len(p.read_text().splitlines()) for p in modules)
+    assert len(modules) >= 8, modules
+    assert lines >= 2000, lines
+
+
+@pytest.mark.parametrize("seed_dir", SEED_DIRS, ids=[d.name for d in SEED_DIRS])
+def test_seed_suite_is_green_and_deterministic_in_the_sandbox(seed_dir, cache_dir, sandbox):
+    seed = acquire(seed_dir, cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
+    assert baseline.usable, baseline.reason
+    assert baseline.flaky == () and baseline.failing == ()
+    assert baseline.collection_errors == ()
+    assert len(baseline.stable_passed) >= 150
+    assert baseline.max_wall_time < 30
