@@ -44,9 +44,15 @@ class SandboxConfig:
 
     backend: Literal["local"] = "local"
     limits: Limits = field(default_factory=Limits)
-    # The uid the sandboxed process runs as on the host: never root, so process limits apply.
-    uid: int = 65534
-    gid: int = 65534
+    # What of the host's /usr is visible inside (globs allowed): programs and shared libraries,
+    # not the whole of /usr with its SDKs, headers and other projects' files.
+    system_paths: tuple[str, ...] = (
+        "/usr/bin",
+        "/usr/lib/*-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib/locale",
+        "/usr/share/zoneinfo",
+    )
 
     def __post_init__(self) -> None:
         if self.backend not in ("local",):

@@ -1,20 +1,22 @@
 """The `local` backend: bubblewrap namespaces, an unprivileged uid, rlimits, an outside timeout.
 
-Inside the sandbox the command sees a fresh root holding only: `/usr` (and the merged-/usr
-links), `/proc`, a minimal `/dev`, a private size-capped `/tmp`, the workspace at `/workspace`
-(the only writable tree besides /tmp and the report folder), and the read-only mounts the
-caller lists (the interpreter, the seed's environment, taskmint's runner files). There is no
-network namespace peer (only loopback), no IPC or PID sharing with the host, and the command runs
-as a high, otherwise unused uid with no capabilities and `no_new_privs`, so `RLIMIT_NPROC` really
-bounds its processes. The wall-clock limit is enforced from outside: the whole process group is
-killed, and because bubblewrap's init is the PID namespace's init, every process inside goes
-with it, including grandchildren that hold pipes open.
+Inside the sandbox the command sees a fresh root holding only: the programs and shared libraries
+of `/usr` (`SandboxConfig.system_paths`, and the merged-/usr links), `/proc`, a minimal `/dev`,
+a private size-capped `/tmp`, the workspace at `/workspace` (the only writable tree besides /tmp
+and the report folder), and the read-only mounts the caller lists (the interpreter, the seed's
+environment, taskmint's runner files). There is no network namespace peer (only loopback), no
+IPC or PID sharing with the host, and the command runs as a high, otherwise unused uid with no
+capabilities and `no_new_privs`, so `RLIMIT_NPROC` really bounds its processes. The wall-clock
+limit is enforced from outside: the whole process group is killed, and because bubblewrap's init
+is the PID namespace's init, every process inside goes with it, including grandchildren that
+hold pipes open.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import glob
 import itertools
 import os
 import shutil
@@ -53,8 +55,17 @@ def bwrap_path() -> str:
     return path
 
 
-def _system_mounts() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr"]
+def _system_mounts(patterns: tuple[str, ...]) -> list[Mount]:
+    mounts: list[Mount] = []
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]:
+            if os.path.isdir(path):
+                mounts.append(Mount(source=path, target=path))
+    return mounts
+
+
+def _root_links() -> list[str]:
+    args: list[str] = []
     for name in ("bin", "lib", "lib64", "sbin", "lib32", "libx32"):
         host = Path("/") / name
         if host.is_symlink():
@@ -98,7 +109,7 @@ class LocalSandbox(Sandbox):
             "--new-session",
             "--hostname",
             "sandbox",
-            *_system_mounts(),
+            *_root_links(),
             "--proc",
             "/proc",
             "--dev",
@@ -110,8 +121,11 @@ class LocalSandbox(Sandbox):
             "--tmpfs",
             "/tmp",
         ]
-        mounts = sorted(spec.mounts, key=lambda m: m.target.count("/"))
-        created: set[str] = {"/", "/usr", "/proc", "/dev", "/tmp"}
+        mounts = sorted(
+            [*_system_mounts(self.config.system_paths), *spec.mounts],
+            key=lambda m: m.target.count("/"),
+        )
+        created: set[str] = {"/", "/proc", "/dev", "/tmp"}
         for mount in mounts:
             argv += self._ancestors(mount.target, created, mounts)
             argv += ["--bind" if mount.writable else "--ro-bind", mount.source, mount.target]
