@@ -53,7 +53,8 @@ def test_refresh_goes_on_past_bad_seeds_and_publishes(refreshed):
     version = latest_version(out / "datasets" / "taskmint")
     tasks = load_tasks(version)
     seeds = {t.seed for t in tasks}
-    assert seeds == {"tiny", "messy"}
+    assert seeds == {"tiny", "messy", "tinyjs"}
+    assert {t.language for t in tasks} == {"python", "javascript"}
     assert sum(t.seed == "tiny" for t in tasks) >= 6
     assert "SEED ERROR" in printed  # redseed and the missing folder
     assert "no test passes reliably" in printed

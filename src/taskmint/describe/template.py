@@ -39,14 +39,39 @@ def statement_for(candidate: Candidate, verdict: Verdict, source_paths: tuple[st
     """A precise specification of the missing behaviour, in Markdown."""
     file, qual = _where(candidate)
     kind = "method" if "." in qual else "function"
-    lang = "python" if candidate.language == "python" else "javascript"
+    lang = candidate.language
+    strategy = candidate.strategy
+    if strategy == "remove_class":
+        kind = "class"
+        title = f"# Add the missing class `{qual}` to `{file}`"
+        intro = (
+            f"The class `{qual}` has been removed from `{file}`, but the rest of the project and "
+            "its tests still use it. Write it again in that file, with the methods listed below, "
+            "so that the test suite passes."
+        )
+        heading = "## Declaration and methods"
+    elif strategy in ("remove_function", "remove_method"):
+        title = f"# Add the missing {kind} `{qual}` to `{file}`"
+        where = f"class `{qual.rsplit('.', 1)[0]}` in `{file}`" if kind == "method" else f"`{file}`"
+        intro = (
+            f"The {kind} `{qual}` has been removed from {where}, but the rest of the project and "
+            "its tests still call it. Define it again there so that the test suite passes."
+        )
+        heading = "## Signature"
+    else:
+        title = f"# Implement `{qual}` in `{file}`"
+        intro = (
+            f"The {kind} `{qual}` in `{file}` has lost its implementation: its body now only "
+            "raises a not-implemented error. Restore it so that the project's test suite passes "
+            "again."
+        )
+        heading = "## Signature"
     lines = [
-        f"# Implement `{qual}` in `{file}`",
+        title,
         "",
-        f"The {kind} `{qual}` in `{file}` has lost its implementation: its body now only raises "
-        "a not-implemented error. Restore it so that the project's test suite passes again.",
+        intro,
         "",
-        "## Signature",
+        heading,
         "",
         f"```{lang}",
         candidate.signature or qual,
@@ -73,7 +98,7 @@ def statement_for(candidate: Candidate, verdict: Verdict, source_paths: tuple[st
         f"- Change only files under {', '.join(f'`{p}`' for p in source_paths)}.",
         "- Do not edit, add or delete tests or test configuration: the tests are restored from "
         "the original before grading, and tests outside the list above must keep passing.",
-        "- Keep the signature; other code calls it as it is.",
+        "- Keep the names and signatures above; other code calls them as they are.",
         "",
     ]
     return "\n".join(lines)

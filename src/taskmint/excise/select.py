@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskmint.excise.stub_body import STRATEGY, stub_body
+from taskmint.excise.treesitter_edits import treesitter_candidates
 from taskmint.index.python import SourceSkipped, read_source
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, CodeIndex, SeedApp, SkippedFile, Unit, stable_id
@@ -58,7 +59,20 @@ def excise(
     min_body_lines: int = 2,
     random_seed: int = 0,
 ) -> ExciseResult:
-    """The `excise` verb: stub-body candidates for up to `max_candidates` eligible units."""
+    """The `excise` verb: candidates for up to `max_candidates` eligible units.
+
+    Python: `stub_body` through libcst. Other languages: tree-sitter byte-range edits (stub a
+    body, remove a function, a method or a class; see `excise.treesitter_edits`).
+    """
+    if seed.manifest.language != "python":
+        found, left_out = treesitter_candidates(
+            seed,
+            index.units,
+            max_candidates=max_candidates,
+            random_seed=random_seed,
+            min_body_lines=min_body_lines,
+        )
+        return ExciseResult(candidates=tuple(found), skipped=tuple(left_out))
     skipped: list[SkippedFile] = []
     pool: list[Unit] = []
     for unit in index.units:

@@ -9,11 +9,11 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from taskmint.records import CodeIndex, SeedApp, SkippedFile, Unit, stable_id
+from taskmint.records import SkippedFile, Unit, stable_id
 
 __all__ = [
+    "index_python_files",
     "index_python_source",
-    "index_seed",
     "is_generated",
     "read_source",
     "signature_of",
@@ -253,22 +253,18 @@ def index_python_source(path: str, data: bytes, *, snapshot_id: str = "") -> lis
     return units
 
 
-def index_seed(seed: SeedApp) -> CodeIndex:
-    """The `index` verb: every function and method under the seed's source paths."""
-    root = Path(seed.root)
+def index_python_files(
+    root: Path, files: list[str], *, snapshot_id: str = ""
+) -> tuple[list[Unit], list[SkippedFile]]:
+    """Every function and method of the Python files among `files` (relative to `root`)."""
     units: list[Unit] = []
     skipped: list[SkippedFile] = []
-    if seed.manifest.language != "python":
-        return CodeIndex(snapshot_id=seed.snapshot_id, units=(), skipped=())
-    prefixes = tuple(p.rstrip("/") for p in seed.manifest.source_paths)
-    for rel in seed.files:
+    for rel in files:
         if not rel.endswith(".py"):
             continue
-        if not any(rel == p or rel.startswith(p + "/") for p in prefixes):
-            continue
         try:
-            data = read_source(root / rel)
-            units.extend(index_python_source(rel, data, snapshot_id=seed.snapshot_id))
+            data = read_source(Path(root) / rel)
+            units.extend(index_python_source(rel, data, snapshot_id=snapshot_id))
         except SourceSkipped as exc:
             skipped.append(SkippedFile(path=rel, reason=str(exc)))
-    return CodeIndex(snapshot_id=seed.snapshot_id, units=tuple(units), skipped=tuple(skipped))
+    return units, skipped

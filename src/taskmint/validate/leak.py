@@ -22,6 +22,7 @@ from pathlib import Path
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
+from taskmint.index.seed import source_files
 from taskmint.records import Candidate, Environment, SeedApp
 from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Mount, RunSpec, Sandbox
@@ -53,12 +54,6 @@ def _is_copy(lines: set[str], total: int) -> bool:
     if total <= 1:
         return any(len(line) >= MIN_LONE_NEEDLE_CHARS for line in lines)
     return len(lines) >= max(2, -(-total // 2))
-
-
-def source_files(seed: SeedApp) -> list[str]:
-    """The snapshot files under the seed's source paths."""
-    prefixes = tuple(p.rstrip("/") for p in seed.manifest.source_paths)
-    return [f for f in seed.files if any(f == p or f.startswith(p + "/") for p in prefixes)]
 
 
 def _normalized(text: str) -> set[str]:
