@@ -69,7 +69,7 @@ class PipelineConfig:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     original_runs: int = 3
     broken_runs: int = 2
-    max_candidates_per_seed: int = 45
+    max_candidates_per_seed: int = 36
     min_body_lines: int = 2
     workers: int = 2
     random_seed: int = 0
