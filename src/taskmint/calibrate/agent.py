@@ -1,0 +1,512 @@
+"""The agent harness: one model's attempt at one task, through the `openai` client.
+
+`run_attempt` writes the task's policy view (what a policy being trained sees: the broken tree,
+no hidden tests, no answer), gives the model the problem statement (plus the first `hint_level`
+graded hints) and the tools of `calibrate.tools`, and loops over chat completions with tool
+calls until the model submits, gives up, or a budget (turns, tokens, wall time) runs out. The
+workspace's diff against the policy view is then graded by `taskmint.verify.verify` - the same
+reward a trainer gets - whatever way the loop ended.
+
+Every outcome is an `Attempt` value. Failures of the endpoint (unreachable, timeouts, 429 and
+5xx after the retries, a refused request) are attempts with `infra_error=True`, which the
+sequential estimate does not count as a failure of the model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import openai
+from openai import OpenAI
+from openai.types.chat import ChatCompletion
+
+from taskmint.calibrate.bands import is_retired
+from taskmint.calibrate.models import CalibrationConfig, ModelConfig, resolve_api_key
+from taskmint.calibrate.sequential import SequentialPolicy, run_sequential
+from taskmint.calibrate.tools import SandboxTests, Toolbox, workspace_diff
+from taskmint.config import Limits
+from taskmint.records import Calibration, Environment, SeedApp, Task
+from taskmint.sandbox.base import Sandbox
+from taskmint.verify import policy_view, verify
+
+__all__ = [
+    "Attempt",
+    "StopReason",
+    "TaskCalibration",
+    "calibrate_models",
+    "make_client",
+    "prompt_for",
+    "row_name",
+    "run_attempt",
+]
+
+StopReason = Literal[
+    "submitted",  # the model called submit
+    "gave_up",  # the model stopped calling tools
+    "max_turns",
+    "max_tokens",
+    "wall_time",
+    "context_exhausted",  # the endpoint refused a conversation longer than its context
+    "api_error",  # the endpoint failed (infrastructure; the attempt does not count)
+]
+
+SYSTEM_PROMPT = """\
+You are a software engineer working in a repository checked out at its root. A feature of the
+project has been removed and you must restore it. Work only through the tools: list_files,
+read_file and search to explore; edit_file (exact search-and-replace) or apply_patch (a unified
+diff) to change files; run_tests to run the project's visible tests in a sandbox; submit when
+you are done. Change only source files: tests and test configuration are restored before
+grading. Hidden tests check the same behaviour, so implement it properly rather than for the
+visible tests alone. There is no network access. Call exactly one tool per step when unsure.
+"""
+
+NUDGE = (
+    "Continue by calling one of the tools. When the feature is restored, call submit; "
+    "replying without a tool call again ends the attempt."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempt:
+    """One model's attempt at one task, graded."""
+
+    task_id: str
+    model: str  # the configured name
+    model_id: str  # the model id the endpoint reported ("" if it never answered)
+    hint_level: int
+    reward: float
+    stop: StopReason
+    reason: str
+    infra_error: bool = False
+    turns: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    wall_time: float = 0.0
+    retries: int = 0
+    patch: str = ""
+
+    @property
+    def solved(self) -> bool:
+        """Whether the verifier gave full reward."""
+        return self.reward >= 1.0
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+def make_client(model: ModelConfig, api_key: str) -> OpenAI:
+    """An `OpenAI` client for `model`'s endpoint; retries are ours (see `run_attempt`)."""
+    return OpenAI(
+        base_url=model.base_url,
+        api_key=api_key,
+        timeout=model.budget.request_timeout,
+        max_retries=0,
+    )
+
+
+def prompt_for(task: Task, hint_level: int = 0) -> str:
+    """The first user message: the problem statement and the first `hint_level` hints."""
+    parts = [task.problem_statement.strip()]
+    hints = task.hints[:hint_level]
+    if hints:
+        parts.append("## Hints\n\n" + "\n\n".join(f"{i}. {h}" for i, h in enumerate(hints, 1)))
+    parts.append(f"The visible tests run with: `{task.test_command}` (use the run_tests tool).")
+    return "\n\n".join(parts)
+
+
+class _EndpointFailure(Exception):
+    """The endpoint could not give a completion (after retries)."""
+
+    def __init__(self, stop: StopReason, reason: str, *, infra: bool) -> None:
+        super().__init__(reason)
+        self.stop: StopReason = stop
+        self.reason = reason
+        self.infra = infra
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _is_context_error(exc: openai.APIStatusError) -> bool:
+    text = str(exc).lower()
+    return "context" in text and ("length" in text or "too long" in text or "maximum" in text)
+
+
+class _Loop:
+    """The state of one attempt's conversation."""
+
+    def __init__(self, model: ModelConfig, client: OpenAI, deadline: float, rng: random.Random):
+        self.model = model
+        self.client = client
+        self.deadline = deadline
+        self.rng = rng
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.retries = 0
+        self.model_id = ""
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None
+    ) -> ChatCompletion:
+        budget = self.model.budget
+        params: dict[str, Any] = {
+            "model": self.model.model,
+            "messages": messages,
+            "tools": tools,
+            "tool_choice": "auto",
+            "temperature": self.model.temperature,
+            self.model.max_tokens_param: self.model.max_completion_tokens,
+        }
+        if self.model.top_p is not None:
+            params["top_p"] = self.model.top_p
+        if seed is not None:
+            params["seed"] = seed
+        for attempt in range(budget.max_retries + 1):
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise _EndpointFailure("wall_time", "the wall-time budget ran out", infra=False)
+            wait: float | None = None
+            try:
+                response = self.client.chat.completions.create(
+                    **params, timeout=min(budget.request_timeout, remaining)
+                )
+            except openai.APITimeoutError as exc:
+                last = f"the request timed out: {exc}"
+            except openai.APIConnectionError as exc:
+                last = f"cannot reach {self.model.base_url}: {exc}"
+            except (openai.RateLimitError, openai.InternalServerError) as exc:
+                last = f"HTTP {exc.status_code}: {exc.message}"
+                wait = _retry_after(exc)
+            except openai.APIStatusError as exc:
+                if _is_context_error(exc):
+                    raise _EndpointFailure(
+                        "context_exhausted",
+                        f"the conversation outgrew the context: {exc}",
+                        infra=False,
+                    ) from exc
+                # 4xx other than 429: a configuration problem; retrying cannot help
+                raise _EndpointFailure(
+                    "api_error",
+                    f"HTTP {exc.status_code} from {self.model.base_url}: {exc.message}; check "
+                    "the model's base_url, model name and API key",
+                    infra=True,
+                ) from exc
+            else:
+                usage = response.usage
+                if usage is not None:
+                    self.prompt_tokens += usage.prompt_tokens or 0
+                    self.completion_tokens += usage.completion_tokens or 0
+                self.model_id = self.model_id or (response.model or "")
+                return response
+            if attempt == budget.max_retries:
+                break
+            self.retries += 1
+            delay = min(budget.backoff_max, budget.backoff_base * 2**attempt)
+            delay *= 0.5 + self.rng.random() / 2  # jitter: concurrent attempts do not align
+            if wait is not None:
+                delay = min(budget.backoff_max, max(delay, wait))
+            if time.monotonic() + delay >= self.deadline:
+                raise _EndpointFailure("api_error", f"{last}; no time left to retry", infra=True)
+            time.sleep(delay)
+        raise _EndpointFailure(
+            "api_error", f"{last} (after {budget.max_retries} retries)", infra=True
+        )
+
+
+def run_attempt(
+    task: Task,
+    *,
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    limits: Limits,
+    model: ModelConfig,
+    client: OpenAI,
+    hint_level: int = 0,
+    attempt_index: int = 0,
+    workdir: Path | None = None,
+) -> Attempt:
+    """Let `model` attempt `task` once and grade its diff with `verify`; never raises for the
+    model's or the endpoint's behaviour.
+
+    `attempt_index` varies the sampling seed (when the model has one) and the retry jitter, so
+    repeated attempts are independent samples yet reproducible.
+    """
+    started = time.monotonic()
+    budget = model.budget
+    loop = _Loop(model, client, started + budget.wall_seconds, random.Random(attempt_index))
+    tmp = Path(tempfile.mkdtemp(prefix="taskmint-attempt-", dir=workdir))
+    turns = tool_calls = tool_errors = 0
+    stop: StopReason = "max_turns"
+    reason = ""
+    infra = False
+    try:
+        view = policy_view(task, seed, tmp / "view")
+        ws = tmp / "ws"
+        shutil.copytree(view, ws, symlinks=True)
+        visible = tuple(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
+        tests = SandboxTests(
+            manifest=seed.manifest, env=env, sandbox=sandbox, limits=limits, visible=visible
+        )
+        box = Toolbox(ws, tests=tests, max_output=budget.max_tool_output)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": prompt_for(task, hint_level)},
+        ]
+        silent = 0
+        sample_seed = None if model.seed is None else model.seed + attempt_index
+        while True:
+            if turns >= budget.max_turns:
+                stop, reason = "max_turns", f"no submission within {budget.max_turns} turns"
+                break
+            if loop.prompt_tokens + loop.completion_tokens >= budget.max_tokens:
+                stop, reason = "max_tokens", f"the token budget ({budget.max_tokens}) ran out"
+                break
+            try:
+                response = loop.complete(messages, box.specs, sample_seed)
+            except _EndpointFailure as exc:
+                stop, reason, infra = exc.stop, exc.reason, exc.infra
+                break
+            turns += 1
+            if not response.choices:
+                stop, reason, infra = "api_error", "the endpoint returned no choices", True
+                break
+            msg = response.choices[0].message
+            calls = list(msg.tool_calls or [])
+            entry: dict[str, Any] = {"role": "assistant", "content": msg.content or ""}
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": getattr(getattr(c, "function", None), "name", "") or "",
+                            "arguments": getattr(getattr(c, "function", None), "arguments", "")
+                            or "",
+                        },
+                    }
+                    for c in calls
+                ]
+            messages.append(entry)
+            if not calls:
+                silent += 1
+                if silent >= 2:
+                    stop, reason = "gave_up", "the model stopped calling tools"
+                    break
+                messages.append({"role": "user", "content": NUDGE})
+                continue
+            silent = 0
+            submitted = False
+            for call, sent in zip(calls, entry["tool_calls"], strict=True):
+                tool_calls += 1
+                fn = sent["function"]
+                if submitted:
+                    outcome_text, is_error = "error: ignored, the attempt was submitted", True
+                else:
+                    outcome = box.call(fn["name"], fn["arguments"])
+                    outcome_text, is_error = outcome.content, outcome.error
+                    submitted = outcome.submitted
+                tool_errors += int(is_error)
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id or "", "content": outcome_text}
+                )
+            if submitted:
+                stop, reason = "submitted", "submitted"
+                break
+            if time.monotonic() >= loop.deadline:
+                stop, reason = "wall_time", "the wall-time budget ran out"
+                break
+        patch = workspace_diff(view, ws)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    reward = 0.0
+    if infra:
+        pass  # an attempt the endpoint broke is not graded: it says nothing about the model
+    elif not patch:
+        reason = f"{reason}; no changes were made"
+    else:
+        graded = verify(task, patch, seed=seed, env=env, sandbox=sandbox, limits=limits)
+        reward, reason = graded.reward, f"{reason}; {graded.reason}"
+    return Attempt(
+        task_id=task.instance_id,
+        model=model.name,
+        model_id=loop.model_id,
+        hint_level=hint_level,
+        reward=reward,
+        stop=stop,
+        reason=reason,
+        infra_error=infra,
+        turns=turns,
+        tool_calls=tool_calls,
+        tool_errors=tool_errors,
+        prompt_tokens=loop.prompt_tokens,
+        completion_tokens=loop.completion_tokens,
+        cost=round(model.cost(loop.prompt_tokens, loop.completion_tokens), 6),
+        wall_time=round(time.monotonic() - started, 3),
+        retries=loop.retries,
+        patch=patch,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskCalibration:
+    """Everything calibration learned about one task across the configured models.
+
+    `calibrations` holds one row per (model, hint level): the model's name for no hint,
+    `name@hintK` with the first K hints. `min_hint_level` is, per model, the smallest
+    configured hint level at which it solved the task at least once (None: never).
+    """
+
+    instance_id: str
+    calibrations: tuple[Calibration, ...]
+    bands: tuple[tuple[str, str], ...]  # (model, band) without hints
+    min_hint_level: tuple[tuple[str, int | None], ...]
+    retired: bool
+    model_ids: tuple[tuple[str, str], ...] = ()  # (model, id the endpoint reported)
+    wall_time: float = 0.0
+    errors: tuple[str, ...] = ()
+
+
+def row_name(model: str, hint_level: int) -> str:
+    """The `Calibration.model` of a (model, hint level) row."""
+    return model if hint_level == 0 else f"{model}@hint{hint_level}"
+
+
+def calibrate_models(
+    tasks: Sequence[Task],
+    *,
+    config: CalibrationConfig,
+    seed_for: Callable[[Task], SeedApp],
+    env_for: Callable[[Task], Environment],
+    sandbox: Sandbox,
+    limits: Limits,
+    environ: Mapping[str, str],
+    today: str | None = None,
+    workdir: Path | None = None,
+    policy: SequentialPolicy | None = None,
+) -> list[TaskCalibration]:
+    """Calibrate every task against every configured model (and hint level) sequentially.
+
+    Attempts of one model run `model.concurrency` at a time. A missing API key raises
+    `MissingApiKeyError` before any attempt; everything after that is a value.
+    """
+    date = today or dt.date.today().isoformat()
+    policy = policy or SequentialPolicy.from_config(config)
+    keys = [
+        (t.instance_id, m.name, h) for t in tasks for m in config.models for h in config.hint_levels
+    ]
+    by_id = {t.instance_id: t for t in tasks}
+    clients = {m.name: make_client(m, resolve_api_key(m, environ)) for m in config.models}
+    spent: dict[tuple[str, str, int], list[Attempt]] = {k: [] for k in keys}
+
+    def one(key: tuple[str, str, int], index: int) -> Attempt:
+        task = by_id[key[0]]
+        model = config.model(key[1])
+        return run_attempt(
+            task,
+            seed=seed_for(task),
+            env=env_for(task),
+            sandbox=sandbox,
+            limits=limits,
+            model=model,
+            client=clients[key[1]],
+            hint_level=key[2],
+            attempt_index=index,
+            workdir=workdir,
+        )
+
+    def sample(batch: list[tuple[str, str, int]]) -> list[bool | None]:
+        results: dict[tuple[str, str, int], Attempt] = {}
+        for model in config.models:
+            mine = [k for k in batch if k[1] == model.name]
+            with ThreadPoolExecutor(max_workers=model.concurrency) as pool:
+                futures = {k: pool.submit(one, k, len(spent[k])) for k in mine}
+                results.update({k: f.result() for k, f in futures.items()})
+        out: list[bool | None] = []
+        for k in batch:
+            spent[k].append(results[k])
+            out.append(None if results[k].infra_error else results[k].solved)
+        return out
+
+    try:
+        estimates = run_sequential(keys, sample, policy, group=lambda k: (k[1], k[2]))
+    finally:
+        for client in clients.values():
+            client.close()
+    out = []
+    for task in tasks:
+        rows, bands, ladder, ids, errors = [], [], [], {}, []
+        for m in config.models:
+            solved_at: int | None = None
+            for h in config.hint_levels:
+                key = (task.instance_id, m.name, h)
+                est, attempts = estimates[key], spent[key]
+                graded = [a for a in attempts if not a.infra_error]
+                for a in graded:
+                    if a.model_id:
+                        ids[m.name] = a.model_id
+                if est.error:
+                    last = attempts[-1].reason if attempts else ""
+                    errors.append(f"{row_name(m.name, h)}: {est.error}: {last}")
+                if est.attempts == 0:
+                    continue
+                rows.append(
+                    Calibration(
+                        model=row_name(m.name, h),
+                        attempts=est.attempts,
+                        solves=est.solves,
+                        rate=est.rate,
+                        interval_low=est.interval_low,
+                        interval_high=est.interval_high,
+                        date=date,
+                        tokens=sum(a.tokens for a in attempts),
+                        cost=round(sum(a.cost for a in attempts), 6),
+                    )
+                )
+                if h == 0 and est.band is not None:
+                    bands.append((m.name, est.band))
+                if est.solves and (solved_at is None or h < solved_at):
+                    solved_at = h
+            ladder.append((m.name, solved_at))
+        out.append(
+            TaskCalibration(
+                instance_id=task.instance_id,
+                calibrations=tuple(rows),
+                bands=tuple(bands),
+                min_hint_level=tuple(ladder),
+                retired=is_retired(
+                    rows, [m.name for m in config.models], retire_at=config.retire_at
+                ),
+                model_ids=tuple(sorted(ids.items())),
+                wall_time=round(
+                    sum(
+                        a.wall_time
+                        for m in config.models
+                        for h in config.hint_levels
+                        for a in spent[(task.instance_id, m.name, h)]
+                    ),
+                    3,
+                ),
+                errors=tuple(errors),
+            )
+        )
+    return out

@@ -1,0 +1,252 @@
+"""Sequential solve-rate estimation: sample attempts until the band is clear, not a fixed k.
+
+Per (task, model) key, attempts are drawn in rounds. After each round the posterior of the
+key's solve rate is computed on a grid, with a prior pooled over every key of the same model
+(an empirical-Bayes prior: the nonparametric maximum-likelihood mixing distribution, smoothed
+towards uniform), so a model that solves most tasks always or never - as real models do - needs
+few attempts to place most tasks. A key stops when the posterior puts `confidence` of its mass
+inside one band widened by `margin` on each side (the indifference zone: no finite sample
+resolves a rate sitting on a band edge), or at `cap` attempts: precisely, when the band with
+the most posterior mass holds `confidence` of it once widened by `margin`. That band is its band.
+The recorded rate and interval are the plain ones (solves / attempts, Wilson), independent of
+the prior.
+
+Attempts the endpoint broke (`None` outcomes) are not counted; a key with too many of them in a
+row stops with an error instead of a band.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+import numpy as np
+
+from taskmint.calibrate.bands import band_edges
+from taskmint.calibrate.models import DEFAULT_BANDS, CalibrationConfig
+from taskmint.calibrate.reference import wilson_interval
+from taskmint.errors import ManifestError
+
+__all__ = [
+    "Estimate",
+    "SequentialPolicy",
+    "band_posterior",
+    "fit_prior",
+    "run_sequential",
+]
+
+K = TypeVar("K", bound=Hashable)
+_GRID = np.linspace(0.0025, 0.9975, 200)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialPolicy:
+    """When to stop sampling a key.
+
+    `prior` is "pooled" (empirical Bayes over the keys of the same group, used once a group has
+    `pool_min` keys) or "uniform". `smoothing` mixes the pooled prior with a uniform one so no
+    rate is ruled out a priori.
+    """
+
+    cap: int = 16
+    min_attempts: int = 2
+    confidence: float = 0.95
+    margin: float = 0.1
+    prior: Literal["pooled", "uniform"] = "pooled"
+    smoothing: float = 0.2
+    pool_min: int = 30
+    max_infra_errors: int = 3
+    bands: tuple[tuple[str, float], ...] = DEFAULT_BANDS
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_attempts <= self.cap:
+            raise ManifestError("need 1 <= min_attempts <= cap")
+        if not 0.5 < self.confidence < 1.0:
+            raise ManifestError("confidence must be between 0.5 and 1.0")
+        if not 0.0 <= self.smoothing <= 1.0:
+            raise ManifestError("smoothing must be in [0, 1]")
+        if self.prior not in ("pooled", "uniform"):
+            raise ManifestError("prior must be 'pooled' or 'uniform'")
+
+    @classmethod
+    def from_config(cls, config: CalibrationConfig, **overrides: object) -> SequentialPolicy:
+        """The policy a `CalibrationConfig` describes."""
+        base = {
+            "cap": config.cap,
+            "min_attempts": config.min_attempts,
+            "confidence": config.confidence,
+            "margin": config.margin,
+            "bands": config.bands,
+        }
+        base.update(overrides)
+        return cls(**base)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate(Generic[K]):
+    """Where sampling of one key ended."""
+
+    key: K
+    attempts: int
+    solves: int
+    rate: float
+    interval_low: float
+    interval_high: float
+    band: str | None  # None when the key stopped on errors before any attempt counted
+    confidence: float  # posterior mass of `band` widened by the margin
+    decided: bool  # stopped because the band was clear (not because of the cap)
+    infra_errors: int = 0
+    error: str | None = None
+
+
+def fit_prior(
+    solves: np.ndarray, attempts: np.ndarray, *, iterations: int = 100, smoothing: float = 0.2
+) -> np.ndarray:
+    """Grid weights of the solve-rate distribution behind `solves`/`attempts` (EM for the
+    nonparametric maximum-likelihood mixing distribution), mixed with `smoothing` of uniform."""
+    n = len(_GRID)
+    weights = np.full(n, 1.0 / n)
+    mask = attempts > 0
+    if mask.any():
+        lik = _likelihood(solves[mask], attempts[mask])
+        for _ in range(iterations):
+            post = lik * weights
+            post /= post.sum(axis=1, keepdims=True)
+            weights = post.mean(axis=0)
+    return (1.0 - smoothing) * weights + smoothing / n
+
+
+def _likelihood(solves: np.ndarray, attempts: np.ndarray) -> np.ndarray:
+    s = solves[:, None].astype(float)
+    f = (attempts - solves)[:, None].astype(float)
+    log = s * np.log(_GRID)[None, :] + f * np.log1p(-_GRID)[None, :]
+    log -= log.max(axis=1, keepdims=True)
+    return np.exp(log)
+
+
+def band_posterior(
+    solves: np.ndarray,
+    attempts: np.ndarray,
+    prior: np.ndarray,
+    bands: Sequence[tuple[str, float]] = DEFAULT_BANDS,
+    margin: float = 0.0,
+) -> tuple[list[str], np.ndarray]:
+    """Band names (lowest first) and, per key, the posterior mass of each band widened by
+    `margin` on both sides (rows do not sum to 1 when `margin` > 0)."""
+    post = _likelihood(solves, attempts) * prior[None, :]
+    post /= post.sum(axis=1, keepdims=True)
+    names, cols = [], []
+    grid = _GRID
+    for name, low, high in band_edges(bands):
+        top = high + margin if high < 1.0 else 1.0 + 1e-9
+        inside = (grid >= low - margin) & (grid < top)
+        names.append(name)
+        cols.append(post[:, inside].sum(axis=1))
+    return names, np.stack(cols, axis=1)
+
+
+Sampler = Callable[[list[K]], list[bool | None]]
+
+
+def run_sequential(
+    keys: Sequence[K],
+    sample: Sampler[K],
+    policy: SequentialPolicy,
+    *,
+    group: Callable[[K], Hashable] = lambda key: 0,
+    on_round: Callable[[int, int], None] | None = None,
+) -> dict[K, Estimate[K]]:
+    """Sample every key until its band is clear or it reaches `policy.cap` attempts.
+
+    `sample(keys)` makes one attempt per key (concurrently, if it likes) and returns, in order,
+    True (solved), False (not solved) or None (the attempt failed for reasons outside the
+    model: not counted). Priors are pooled over keys with the same `group` (the model).
+    `on_round(round, active)` is told the size of each round.
+    """
+    keys = list(dict.fromkeys(keys))
+    n = len(keys)
+    solves = np.zeros(n, dtype=int)
+    attempts = np.zeros(n, dtype=int)
+    errors = np.zeros(n, dtype=int)  # infra errors in a row
+    total_errors = np.zeros(n, dtype=int)
+    done = np.zeros(n, dtype=bool)
+    groups = [group(k) for k in keys]
+    band: list[str | None] = [None] * n
+    conf = np.zeros(n)
+    decided = np.zeros(n, dtype=bool)
+    error: list[str | None] = [None] * n
+    rnd = 0
+    while not done.all():
+        rnd += 1
+        active = [i for i in range(n) if not done[i]]
+        if on_round is not None:
+            on_round(rnd, len(active))
+        outcomes = sample([keys[i] for i in active])
+        if len(outcomes) != len(active):
+            raise ValueError(f"sample returned {len(outcomes)} outcomes for {len(active)} keys")
+        for i, outcome in zip(active, outcomes, strict=True):
+            if outcome is None:
+                errors[i] += 1
+                total_errors[i] += 1
+                if errors[i] >= policy.max_infra_errors:
+                    done[i] = True
+                    error[i] = f"{errors[i]} attempts in a row failed outside the model"
+            else:
+                errors[i] = 0
+                attempts[i] += 1
+                solves[i] += int(outcome)
+        for g in dict.fromkeys(groups):
+            idx = np.array([i for i in range(n) if groups[i] == g])
+            _decide_group(idx, solves, attempts, done, band, conf, decided, policy, set(active))
+    out: dict[K, Estimate[K]] = {}
+    for i, key in enumerate(keys):
+        low, high = wilson_interval(int(solves[i]), int(attempts[i]))
+        out[key] = Estimate(
+            key=key,
+            attempts=int(attempts[i]),
+            solves=int(solves[i]),
+            rate=round(float(solves[i] / attempts[i]), 4) if attempts[i] else 0.0,
+            interval_low=low,
+            interval_high=high,
+            band=band[i] if attempts[i] else None,
+            confidence=round(float(conf[i]), 4),
+            decided=bool(decided[i]),
+            infra_errors=int(total_errors[i]),
+            error=error[i],
+        )
+    return out
+
+
+def _decide_group(
+    idx: np.ndarray,
+    solves: np.ndarray,
+    attempts: np.ndarray,
+    done: np.ndarray,
+    band: list[str | None],
+    conf: np.ndarray,
+    decided: np.ndarray,
+    policy: SequentialPolicy,
+    active: set[int],
+) -> None:
+    """Band and stop the keys of one group that were sampled this round (earlier stops keep
+    the band they stopped with)."""
+    if policy.prior == "pooled" and len(idx) >= policy.pool_min:
+        prior = fit_prior(solves[idx], attempts[idx], smoothing=policy.smoothing)
+    else:
+        prior = np.full(len(_GRID), 1.0 / len(_GRID))
+    names, wide = band_posterior(solves[idx], attempts[idx], prior, policy.bands, policy.margin)
+    _, strict = band_posterior(solves[idx], attempts[idx], prior, policy.bands, 0.0)
+    for j, i in enumerate(idx):
+        if attempts[i] == 0 or int(i) not in active:
+            continue
+        # the likeliest band, and whether the posterior is sure of it up to the margin
+        b = int(strict[j].argmax())
+        sure = bool(wide[j, b] >= policy.confidence)
+        band[i], conf[i] = names[b], float(wide[j, b])
+        if done[i]:
+            continue
+        if attempts[i] >= policy.min_attempts and sure:
+            done[i] = decided[i] = True
+        elif attempts[i] >= policy.cap:
+            done[i] = True
