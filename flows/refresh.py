@@ -8,6 +8,7 @@ Runs in Prefect's ephemeral mode (no server to start by hand): `python -m flows.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from taskmint.pipeline import (
     MintResult,
     SeedSummary,
     apply_leak_scan,
+    calibrate_with_models,
     mint_candidate,
     summarize_seed,
 )
@@ -145,6 +147,20 @@ def leak_task(
     return scanned
 
 
+@task(name="calibrate-models", cache_policy=NO_CACHE, persist_result=False)
+def calibrate_task(
+    tasks: list[Task], seed: SeedApp, env: Environment, config: PipelineConfig
+) -> list[Task]:
+    """Calibrate a seed's accepted tasks against the configured models (if any)."""
+    with open_sandbox(config.sandbox) as sandbox:
+        calibrated, errors = calibrate_with_models(
+            tasks, seed, env, sandbox, config, environ=os.environ
+        )
+    for error in errors[:20]:
+        get_run_logger().warning("[%s] calibration: %s", seed.name, error)
+    return calibrated
+
+
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
 def publish_task(
     tasks: list[Task], seeds: list[tuple[SeedApp, str, str]], config: PipelineConfig
@@ -200,6 +216,8 @@ def _one_seed(
     by_id = {c.candidate_id: c for c in excised.candidates}
     results = leak_task(results, by_id, seed, env, config)
     tasks = [r.task for r in results if r.task is not None]
+    if config.models is not None and tasks:
+        tasks = calibrate_task(tasks, seed, env, config)
     summary = summarize_seed(seed.name, results, started)
     logger.info(
         "[%s] %d/%d accepted in %.0fs",

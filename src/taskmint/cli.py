@@ -12,9 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from taskmint.config import PipelineConfig, load_config
+from taskmint.calibrate.reference import Verifier
+from taskmint.config import Limits, PipelineConfig, load_config
 from taskmint.errors import TaskmintError
-from taskmint.records import Task, to_json_dict
+from taskmint.records import Environment, Reward, SeedApp, Task, to_json_dict
+from taskmint.sandbox.base import Sandbox
 
 __all__ = ["build_parser", "main"]
 
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-candidates", type=int, help="candidates per seed")
     p.add_argument("--workers", type=int, help="parallel sandboxes")
     p.add_argument("--name", help="dataset name (default: taskmint)")
+    p.add_argument("--models", type=Path, help="calibration TOML naming models to calibrate with")
 
     def with_dataset(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -62,6 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     with_dataset(p)
 
     p = sub.add_parser(
+        "calibrate",
+        help="calibrate published tasks and publish the result as a new version",
+        description="Calibrate tasks against the models in --models (through the openai "
+        "client); with no models, run the reference solvers (null, oracle) alone. The "
+        "calibrated tasks are published as a new version of the dataset.",
+    )
+    p.add_argument("task_ids", nargs="*", metavar="TASK_ID", help="only these tasks")
+    p.add_argument("--models", type=Path, help="calibration TOML (see docs/calibration.md)")
+    with_dataset(p)
+
+    p = sub.add_parser(
         "verify",
         help="grade a patch against a task",
         description="Grade a patch (as `git diff` writes it, relative to the "
@@ -81,6 +95,7 @@ def _config(args: argparse.Namespace) -> PipelineConfig:
         "max_candidates_per_seed": getattr(args, "max_candidates", None),
         "workers": getattr(args, "workers", None),
         "dataset_name": getattr(args, "name", None),
+        "models": getattr(args, "models", None),
     }
     return load_config(args.config, **overrides)
 
@@ -205,7 +220,83 @@ def _cmd_verify(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
+def _verifier(seed: SeedApp, env: Environment, sandbox: Sandbox, limits: Limits) -> Verifier:
+    from taskmint.verify import verify
+
+    def grade(task: Task, patch: str, fail_fast: bool) -> Reward:
+        return verify(
+            task, patch, seed=seed, env=env, sandbox=sandbox, limits=limits, fail_fast=fail_fast
+        )
+
+    return grade
+
+
+def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
+    import dataclasses
+    import os
+
+    from taskmint.calibrate import calibrate_reference
+    from taskmint.pipeline import calibrate_with_models
+    from taskmint.publish import load_tasks, publish
+    from taskmint.sandbox import open_sandbox
+
+    version = _version_dir(args, config)
+    tasks = load_tasks(version)
+    wanted = set(args.task_ids) or {t.instance_id for t in tasks}
+    unknown = wanted - {t.instance_id for t in tasks}
+    if unknown:
+        raise TaskmintError(f"no task {sorted(unknown)[0]!r} in {version}")
+    by_snapshot: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_snapshot.setdefault(task.snapshot_id, []).append(task)
+    out: list[Task] = []
+    seeds = []
+    with open_sandbox(config.sandbox) as sandbox:
+        for group in by_snapshot.values():
+            seed, env = _seed_env(version, group[0], config)
+            seeds.append((seed, env.env_id, env.python_version))
+            chosen = [t for t in group if t.instance_id in wanted]
+            rest = [t for t in group if t.instance_id not in wanted]
+            limits = config.sandbox.limits.with_wall(seed.manifest.timeout)
+            if config.models is not None:
+                chosen, errors = calibrate_with_models(
+                    chosen, seed, env, sandbox, config, environ=os.environ
+                )
+                for error in errors[:20]:
+                    print(f"calibration: {error}", file=sys.stderr)
+            else:
+                redone = []
+                for task in chosen:
+                    rows, failure = calibrate_reference(
+                        task,
+                        _verifier(seed, env, sandbox, limits),
+                        solvers=config.reference_solvers,
+                    )
+                    if failure is not None:
+                        print(f"{task.instance_id}: {failure}", file=sys.stderr)
+                    kept = tuple(
+                        c for c in task.calibration if not c.model.startswith("reference/")
+                    )
+                    redone.append(dataclasses.replace(task, calibration=(*rows, *kept)))
+                chosen = redone
+            out.extend(chosen + rest)
+            for task in chosen:
+                rates = ", ".join(
+                    f"{c.model} {c.solves}/{c.attempts} "
+                    f"[{c.interval_low:.2f}, {c.interval_high:.2f}]"
+                    for c in task.calibration
+                )
+                band = f" band={task.band}" if task.band else ""
+                print(f"{task.instance_id}:{band} {rates}")
+    published = publish(
+        out, seeds, root=config.datasets_dir, name=config.dataset_name, shard_rows=config.shard_rows
+    )
+    print(f"dataset: {published.path} ({published.tasks} tasks)")
+    return 0
+
+
 _COMMANDS = {
+    "calibrate": _cmd_calibrate,
     "refresh": _cmd_refresh,
     "show": _cmd_show,
     "workspace": _cmd_workspace,

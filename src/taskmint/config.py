@@ -75,6 +75,8 @@ class PipelineConfig:
     random_seed: int = 0
     shard_rows: int = 500
     reference_solvers: tuple[str, ...] = ("null", "oracle")
+    # A calibration TOML (see docs/calibration.md); None: the reference solvers alone.
+    models: Path | None = None
 
     def __post_init__(self) -> None:
         if self.original_runs < 2:
@@ -108,7 +110,7 @@ def load_config(path: Path | None = None, **overrides: Any) -> PipelineConfig:
     if isinstance(sandbox, dict):
         limits = Limits(**sandbox.pop("limits", {}))
         sandbox = SandboxConfig(limits=limits, **sandbox)
-    for key in ("output_root", "seeds_manifest"):
+    for key in ("output_root", "seeds_manifest", "models"):
         if key in data:
             data[key] = Path(data[key])
     if "reference_solvers" in data:

@@ -10,10 +10,16 @@ import dataclasses
 import datetime as dt
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskmint.calibrate import calibrate_reference
+from taskmint.calibrate import (
+    calibrate_models,
+    calibrate_reference,
+    load_calibration_config,
+    overall_band,
+)
 from taskmint.config import PipelineConfig
 from taskmint.describe import describe
 from taskmint.index.coverage import CoverageMap
@@ -153,6 +159,57 @@ def apply_leak_scan(
         else:
             out.append(r)
     return out
+
+
+def calibrate_with_models(
+    tasks: list[Task],
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    config: PipelineConfig,
+    environ: Mapping[str, str],
+) -> tuple[list[Task], list[str]]:
+    """Calibrate `tasks` (all of one seed) against the models in `config.models`.
+
+    Returns the tasks with their model calibration rows, band and retirement added, and the
+    per-attempt errors (infrastructure failures, which never count as a model's failure).
+    With no models configured the tasks come back unchanged: the reference solvers, which
+    already ran in `mint_candidate`, are the whole calibration.
+    """
+    if config.models is None or not tasks:
+        return tasks, []
+    models = load_calibration_config(config.models)
+    if not models.models:
+        return tasks, []
+    workdir = config.cache_dir / "attempts"
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = calibrate_models(
+        tasks,
+        config=models,
+        seed_for=lambda t: seed,
+        env_for=lambda t: env,
+        sandbox=sandbox,
+        limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+        environ=environ,
+        workdir=workdir,
+    )
+    by_id = {r.instance_id: r for r in results}
+    merged = []
+    for task in tasks:
+        r = by_id.get(task.instance_id)
+        if r is None:
+            merged.append(task)
+            continue
+        merged.append(
+            dataclasses.replace(
+                task,
+                calibration=(*task.calibration, *r.calibrations),
+                band=overall_band(r.calibrations, [m.name for m in models.models], models.bands)
+                or "",
+                retired=r.retired,
+            )
+        )
+    return merged, [e for r in results for e in r.errors]
 
 
 def summarize_seed(

@@ -271,6 +271,8 @@ class Task:
     validation_runs: int = 0
     validation_wall_time: float = 0.0
     created: str = ""
+    band: str = ""  # the band of the best model's solve rate ("" before model calibration)
+    retired: bool = False  # every configured model solves it at least 90% of the time
     extra: tuple[tuple[str, str], ...] = field(default=())
 
 

@@ -82,6 +82,8 @@ TASK_SCHEMA = pa.schema(
         ("validation_runs", pa.int64()),
         ("validation_wall_time", pa.float64()),
         ("created", pa.string()),
+        ("band", pa.string()),
+        ("retired", pa.bool_()),
     ]
 )
 ENVIRONMENT_SCHEMA = pa.schema(
