@@ -68,7 +68,9 @@ def index_task(seed: SeedApp) -> CodeIndex:
 
 
 @task(name="excise", cache_policy=NO_CACHE, persist_result=False)
-def excise_task(seed: SeedApp, index: CodeIndex, config: PipelineConfig) -> ExciseResult:
+def excise_task(
+    seed: SeedApp, index: CodeIndex, config: PipelineConfig, cmap: CoverageMap | None
+) -> ExciseResult:
     """Choose and make candidates."""
     return excise(
         seed,
@@ -76,6 +78,9 @@ def excise_task(seed: SeedApp, index: CodeIndex, config: PipelineConfig) -> Exci
         max_candidates=config.max_candidates_per_seed,
         min_body_lines=config.min_body_lines,
         random_seed=config.random_seed,
+        strategies=config.strategies,
+        knobs=config.knobs,
+        coverage=cmap,
     )
 
 
@@ -184,8 +189,9 @@ def _one_seed(
         seed = acquire_task(seed_dir, config.cache_dir)
         env = envs_task(seed, config.cache_dir)
         index = index_task(seed)
-        excised = excise_task(seed, index, config)
         baseline = baseline_task(seed, env, config)
+        cmap = coverage_task(seed, env, config) if baseline.usable else None
+        excised = excise_task(seed, index, config, cmap)
     except TaskmintError as exc:
         logger.error("seed %s skipped: %s", seed_dir.name, exc)
         return summarize_seed(seed_dir.name, [], started, error=str(exc)), [], None
@@ -203,7 +209,6 @@ def _one_seed(
     if not baseline.usable:
         logger.error("[%s] original suite unusable: %s", seed.name, baseline.reason)
         return summarize_seed(seed.name, [], started, error=baseline.reason), [], None
-    cmap = coverage_task(seed, env, config) if excised.candidates else None
     futures = mint_task.map(
         list(excised.candidates),
         seed=seed,
@@ -218,7 +223,9 @@ def _one_seed(
     tasks = [r.task for r in results if r.task is not None]
     if config.models is not None and tasks:
         tasks = calibrate_task(tasks, seed, env, config)
-    summary = summarize_seed(seed.name, results, started)
+    summary = summarize_seed(
+        seed.name, results, started, strategies={c: by_id[c].strategy for c in by_id}
+    )
     logger.info(
         "[%s] %d/%d accepted in %.0fs",
         seed.name,

@@ -73,7 +73,7 @@ def tiny_tasks(
     sandbox: LocalSandbox,
     pipeline_config: PipelineConfig,
 ) -> list[Task]:
-    excised = excise(tiny_seed, index_seed(tiny_seed), max_candidates=20)
+    excised = excise(tiny_seed, index_seed(tiny_seed), max_candidates=60)
     results = [
         mint_candidate(c, tiny_seed, tiny_env, tiny_baseline, sandbox, pipeline_config)
         for c in excised.candidates

@@ -17,7 +17,7 @@ def _commands() -> list[str]:
 
 
 def test_commands():
-    assert _commands() == ["calibrate", "refresh", "show", "verify", "workspace"]
+    assert _commands() == ["calibrate", "images", "refresh", "show", "verify", "workspace"]
 
 
 @pytest.mark.parametrize("command", _commands())

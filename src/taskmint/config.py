@@ -7,13 +7,60 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from taskmint.errors import ManifestError
 
-__all__ = ["Limits", "PipelineConfig", "SandboxConfig", "load_config"]
+__all__ = ["Knobs", "KnobsError", "Limits", "PipelineConfig", "SandboxConfig", "load_config"]
+
+
+Range = tuple[float | None, float | None]
+
+
+class KnobsError(ManifestError):
+    """A knob range is malformed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Knobs:
+    """Optional inclusive (min, max) ranges on the static features; None on a side: unbounded.
+
+    `strategies` restricts the strategy (None: any).
+    """
+
+    lines_removed: Range | None = None
+    units: Range | None = None
+    files: Range | None = None
+    callers: Range | None = None
+    complexity: Range | None = None
+    has_docstring: bool | None = None
+    strategies: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.name in ("strategies", "has_docstring"):
+                continue
+            rng = getattr(self, f.name)
+            if rng is None:
+                continue
+            if not isinstance(rng, tuple) or len(rng) != 2:
+                raise KnobsError(f"knob {f.name} must be a (min, max) pair, got {rng!r}")
+            low, high = rng
+            if low is not None and high is not None and low > high:
+                raise KnobsError(
+                    f"knob {f.name}: min {low} is above max {high}; swap them or use None"
+                )
+
+    def ranges(self) -> dict[str, Range]:
+        """The feature ranges that are set."""
+        out: dict[str, Range] = {}
+        for name in ("lines_removed", "units", "files", "callers", "complexity"):
+            rng = getattr(self, name)
+            if rng is not None:
+                out[name] = rng
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,10 +89,12 @@ class Limits:
 class SandboxConfig:
     """Which sandbox backend to use, and its limits."""
 
-    backend: Literal["local"] = "local"
+    backend: Literal["local", "docker"] = "local"
     limits: Limits = field(default_factory=Limits)
     # What of the host's /usr is visible inside (globs allowed): programs and shared libraries,
     # not the whole of /usr with its SDKs, headers and other projects' files.
+    # docker backend: containers kept warm per image (0: a fresh container per run)
+    docker_warm: int = 0
     system_paths: tuple[str, ...] = (
         "/usr/bin",
         "/usr/lib/*-linux-gnu",
@@ -55,8 +104,10 @@ class SandboxConfig:
     )
 
     def __post_init__(self) -> None:
-        if self.backend not in ("local",):
-            raise ManifestError(f"unknown sandbox backend {self.backend!r}; choose 'local'")
+        if self.backend not in ("local", "docker"):
+            raise ManifestError(
+                f"unknown sandbox backend {self.backend!r}; choose 'local' or 'docker'"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +126,14 @@ class PipelineConfig:
     random_seed: int = 0
     shard_rows: int = 500
     reference_solvers: tuple[str, ...] = ("null", "oracle")
+    strategies: tuple[str, ...] = (
+        "stub_body",
+        "remove_function",
+        "remove_class",
+        "remove_block",
+        "feature_cluster",
+    )
+    knobs: Knobs | None = None  # ranges on the candidates' static difficulty features
     # A calibration TOML (see docs/calibration.md); None: the reference solvers alone.
     models: Path | None = None
 
@@ -113,6 +172,13 @@ def load_config(path: Path | None = None, **overrides: Any) -> PipelineConfig:
     for key in ("output_root", "seeds_manifest", "models"):
         if key in data:
             data[key] = Path(data[key])
+    if "strategies" in data:
+        data["strategies"] = tuple(data["strategies"])
+    if isinstance(data.get("knobs"), dict):
+        knobs: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data["knobs"].items()
+        }
+        data["knobs"] = Knobs(**knobs)
     if "reference_solvers" in data:
         data["reference_solvers"] = tuple(data["reference_solvers"])
     known = {f.name for f in dataclasses.fields(PipelineConfig)}

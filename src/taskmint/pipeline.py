@@ -23,6 +23,7 @@ from taskmint.calibrate import (
 from taskmint.config import PipelineConfig
 from taskmint.describe import describe
 from taskmint.index.coverage import CoverageMap
+from taskmint.publish.dataset import FEATURE_NAMES
 from taskmint.records import Candidate, Environment, Reward, SeedApp, Task, Verdict
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate import Baseline, validate_candidate
@@ -55,6 +56,8 @@ class SeedSummary:
     candidates: int = 0
     accepted: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
+    # strategy -> (candidates, accepted)
+    by_strategy: dict[str, tuple[int, int]] = field(default_factory=dict)
     wall_time: float = 0.0
     error: str | None = None
 
@@ -64,6 +67,12 @@ def test_command(seed: SeedApp) -> str:
     if seed.manifest.runner == "node":
         return "node --test " + " ".join(seed.manifest.test_paths)
     return "python -m pytest -p no:cacheprovider " + " ".join(seed.manifest.test_paths)
+
+
+def _ordered(features: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
+    """Features in the dataset's column order (the order they come back in when loaded)."""
+    rank = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    return tuple(sorted(features, key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
 def mint_candidate(
@@ -109,7 +118,9 @@ def mint_candidate(
         source_paths=seed.manifest.source_paths,
         test_command=test_command(seed),
         removed_code=candidate.removed_code,
-        features=(*candidate.features, ("fail_to_pass", float(len(verdict.fail_to_pass)))),
+        features=_ordered(
+            (*candidate.features, ("fail_to_pass", float(len(verdict.fail_to_pass))))
+        ),
         flaky_tests=verdict.flaky_tests,
         validation_runs=verdict.original_runs + verdict.broken_runs,
         validation_wall_time=verdict.wall_time,
@@ -213,16 +224,27 @@ def calibrate_with_models(
 
 
 def summarize_seed(
-    seed_name: str, results: list[MintResult], started: float, error: str | None = None
+    seed_name: str,
+    results: list[MintResult],
+    started: float,
+    error: str | None = None,
+    strategies: Mapping[str, str] | None = None,
 ) -> SeedSummary:
-    """Counts per verdict status for one seed."""
+    """Counts per verdict status (and per strategy, given candidate id -> strategy)."""
     statuses = Counter(r.verdict.status for r in results)
+    by_strategy: dict[str, tuple[int, int]] = {}
+    for r in results:
+        name = (strategies or {}).get(r.verdict.candidate_id)
+        if name is not None:
+            made, ok = by_strategy.get(name, (0, 0))
+            by_strategy[name] = (made + 1, ok + int(r.task is not None))
     accepted = statuses.pop("accepted", 0)
     return SeedSummary(
         seed=seed_name,
         candidates=len(results),
         accepted=accepted,
         rejected=dict(sorted(statuses.items())),
+        by_strategy=dict(sorted(by_strategy.items())),
         wall_time=round(time.monotonic() - started, 1),
         error=error,
     )

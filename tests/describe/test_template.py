@@ -6,7 +6,11 @@ from taskmint.describe import describe
 
 
 def test_statement_names_signature_docstring_tests_and_rules(published_tasks):
-    task = next(t for t in published_tasks if t.units[0].endswith("::top_words"))
+    task = next(
+        t
+        for t in published_tasks
+        if t.units[0].endswith("::top_words") and t.strategy == "stub_body"
+    )
     text = task.problem_statement
     assert "`top_words`" in text and "`tinylib/text.py`" in text
     assert "def top_words(text, n)" in text
@@ -37,3 +41,18 @@ def test_describe_is_deterministic(tiny_seed, published_tasks):
         fail_to_pass=("tests/a.py::t",),
     )
     assert describe(cand, verdict, ("tinylib",)) == describe(cand, verdict, ("tinylib",))
+
+
+def test_each_strategy_gets_its_own_wording(published_tasks):
+    openings = {
+        "stub_body": "has lost its implementation",
+        "remove_function": "has been removed from",
+        "remove_class": "has been removed from",
+        "remove_block": "one block of its body",
+    }
+    seen = set()
+    for task in published_tasks:
+        if task.strategy in openings:
+            assert openings[task.strategy] in task.problem_statement, task.instance_id
+            seen.add(task.strategy)
+    assert {"stub_body", "remove_function", "remove_block"} <= seen

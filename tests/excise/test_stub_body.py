@@ -97,7 +97,9 @@ def test_bytes_outside_the_body_are_kept(tmp_path, prefix, newline, final):
 
 def test_gold_patch_restores_every_unit_of_the_tiny_seed(tiny_seed, tmp_path):
     index = index_seed(tiny_seed)
-    result = excise(tiny_seed, index, max_candidates=100, min_body_lines=1)
+    result = excise(
+        tiny_seed, index, max_candidates=100, min_body_lines=1, strategies=("stub_body",)
+    )
     assert len(result.candidates) >= 8
     for cand in result.candidates:
         ws = tmp_path / cand.candidate_id
@@ -118,8 +120,10 @@ def test_candidates_are_deterministic_and_bounded(tiny_seed):
     assert [c.candidate_id for c in a.candidates] == [c.candidate_id for c in b.candidates]
     assert len(a.candidates) == 3
     assert any(
-        "fewer than" in s.reason
-        for s in excise(tiny_seed, index, max_candidates=99, min_body_lines=3).skipped
+        "body has 2 line(s)" in s.reason
+        for s in excise(
+            tiny_seed, index, max_candidates=99, min_body_lines=3, strategies=("stub_body",)
+        ).skipped
     )
 
 

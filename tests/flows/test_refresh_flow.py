@@ -60,6 +60,7 @@ def test_refresh_goes_on_past_bad_seeds_and_publishes(refreshed):
     assert "no test passes reliably" in printed
     assert "does-not-exist" in printed
     assert "timeout: 1" in printed  # messy's hanging candidate
+    assert "yield (accepted / candidates) by strategy" in printed
     assert f"dataset: {version} ({len(tasks)} tasks)" in printed
 
 

@@ -58,6 +58,24 @@ def statement_for(candidate: Candidate, verdict: Verdict, source_paths: tuple[st
             "its tests still call it. Define it again there so that the test suite passes."
         )
         heading = "## Signature"
+    elif strategy == "remove_block":
+        title = f"# Restore the missing behaviour of `{qual}` in `{file}`"
+        intro = (
+            f"Part of the {kind} `{qual}` in `{file}` has been removed: one block of its body "
+            "(a branch of an `if`, a loop, or an exception handler) is gone, so some of what it "
+            "should do no longer happens. Find what is missing and restore it so that the test "
+            "suite passes again."
+        )
+        heading = "## Signature"
+    elif strategy == "feature_cluster":
+        listed = ", ".join(f"`{u}`" for u in candidate.units)
+        title = f"# Implement a missing feature ({len(candidate.units)} functions)"
+        intro = (
+            "One feature of the project has lost its implementation: these functions and "
+            f"methods now only raise a not-implemented error: {listed}. They work together; "
+            "restore all of them so that the test suite passes again."
+        )
+        heading = "## Signature of the first one"
     else:
         title = f"# Implement `{qual}` in `{file}`"
         intro = (

@@ -40,6 +40,8 @@ FEATURE_NAMES = (
     "complexity",
     "callers",
     "has_docstring",
+    "whole_class",
+    "scope_change",
     "fail_to_pass",
 )
 _STR_LIST = pa.list_(pa.string())

@@ -10,7 +10,12 @@ from __future__ import annotations
 from taskmint.index.coverage import CoverageMap
 from taskmint.records import Candidate
 
-__all__ = ["select_tests"]
+__all__ = ["BODY_LEVEL", "select_tests"]
+
+# Strategies whose edits stay inside function bodies: the definitions, names and imports are
+# untouched. Removing a definition (remove_function, remove_class) changes imports, attribute
+# look-ups, hasattr and dir(): those always run the full suite.
+BODY_LEVEL = frozenset({"stub_body", "remove_block", "feature_cluster"})
 
 
 def select_tests(
@@ -32,10 +37,16 @@ def select_tests(
     fixture or in a teardown (which may leave state behind for later tests) could affect any
     test: full suite.
 
+    `remove_block`: the spans are the removed lines; reaching an if/elif arm runs its test
+    line, a taken else or handler runs its first statement, a loop runs its header, so a test
+    that ran none of them cannot see the removal (a removal that changes which names are local
+    to the function widens the span to the whole body). `feature_cluster`: several stubbed
+    bodies, the union of their tests.
+
     Tests that start subprocesses running the seed's code are not seen by the coverage map;
     seeds that do so should not rely on selection (not the case for the bundled seeds).
     """
-    if cmap is None or candidate.strategy != "stub_body" or not candidate.spans:
+    if cmap is None or candidate.strategy not in BODY_LEVEL or not candidate.spans:
         return None
     picked: set[str] = set()
     for file, first, last in candidate.spans:

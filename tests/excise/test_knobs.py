@@ -1,0 +1,124 @@
+"""Knobs: ranges, matching, the call graph and the features every strategy records."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from taskmint.excise.knobs import FEATURES, Knobs, KnobsError, features_of, matches
+from taskmint.excise.strategy import STRATEGIES, candidates_for
+from taskmint.index.coverage import CoverageMap
+from taskmint.records import Candidate
+from tests.excise.test_remove_function import make_ctx
+
+SOURCE = """\
+class Stack:
+    def __init__(self):
+        self.items = []
+
+    def push(self, x):
+        self.items.append(x)
+        return self
+
+    def pop(self):
+        if not self.items:
+            raise IndexError("empty")
+        return self.items.pop()
+
+
+def fill(n):
+    s = Stack()
+    for i in range(n):
+        s.push(i)
+    return s
+
+
+def drain(s):
+    out = []
+    while s.items:
+        out.append(s.pop())
+    return out
+"""
+
+
+def test_knob_ranges_are_checked():
+    with pytest.raises(KnobsError, match="swap them"):
+        Knobs(files=(3, 1))
+    with pytest.raises(KnobsError, match="pair"):
+        Knobs(units=(1,))  # type: ignore[arg-type]
+
+
+def test_matches_checks_every_range_and_the_strategy():
+    feats = {
+        "lines_removed": 12.0,
+        "units": 1.0,
+        "files": 1.0,
+        "callers": 4.0,
+        "complexity": 3.0,
+        "has_docstring": 1.0,
+        "strategy": "remove_block",
+    }
+    assert matches(feats, Knobs())
+    assert matches(feats, Knobs(files=(1, 3), lines_removed=(10, None)))
+    assert not matches(feats, Knobs(lines_removed=(None, 11)))
+    assert not matches(feats, Knobs(callers=(5, None)))
+    assert not matches(feats, Knobs(strategies=("stub_body",)))
+    assert matches(feats, Knobs(strategies=("remove_block",), has_docstring=True))
+    assert not matches(feats, Knobs(has_docstring=False))
+    assert not matches({"units": 1.0}, Knobs(files=(1, 2)))  # a missing feature fails
+
+
+def test_call_graph_resolves_calls_by_name_and_attribute(tmp_path):
+    ctx = make_ctx(tmp_path, {"pkg/mod.py": SOURCE})
+    assert ctx.callers["pkg/mod.py::Stack.push"] == {"pkg/mod.py::fill"}
+    assert ctx.callers["pkg/mod.py::Stack.pop"] == {"pkg/mod.py::drain"}
+    assert ctx.callers["pkg/mod.py::Stack.__init__"] == {"pkg/mod.py::fill"}  # Stack()
+    assert "pkg/mod.py::fill" not in ctx.callers
+
+
+def test_every_strategy_records_the_same_features(tmp_path):
+    lines = {
+        2: (0,),
+        3: (0,),
+        6: (0,),
+        7: (0,),
+        10: (1,),
+        11: (1,),
+        12: (1,),
+        16: (0,),
+        17: (0,),
+        18: (0,),
+        19: (0,),
+        23: (1,),
+        24: (1,),
+        25: (1,),
+        26: (1,),
+    }
+    cmap = CoverageMap(
+        snapshot_id="x",
+        tests=("tests/test_x.py::test_fill", "tests/test_x.py::test_drain"),
+        lines={"pkg/mod.py": lines},
+    )
+    ctx = make_ctx(tmp_path, {"pkg/mod.py": SOURCE}, coverage=cmap, min_body_lines=1)
+    seen = set()
+    for name in STRATEGIES:
+        for cand in candidates_for(name, ctx, rng=random.Random(0)):
+            if not isinstance(cand, Candidate):
+                continue
+            seen.add(name)
+            feats = features_of(cand)
+            assert feats["strategy"] == name
+            assert set(FEATURES) <= set(feats)
+            assert feats["lines_removed"] >= 1 and feats["files"] == len(cand.files)
+            assert feats["units"] >= 1 and feats["complexity"] >= 1
+            assert cand.spans and all(f in cand.files for f, _, _ in cand.spans)
+    assert seen == set(STRATEGIES)
+    fill = next(
+        c
+        for c in candidates_for("stub_body", ctx, rng=random.Random(0))
+        if isinstance(c, Candidate) and c.units == ("pkg/mod.py::Stack.push",)
+    )
+    assert dict(fill.features)["callers"] == 1.0
+    with pytest.raises(LookupError, match="choose one of"):
+        candidates_for("rewrite_everything", ctx, rng=random.Random(0))
