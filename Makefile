@@ -8,12 +8,12 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps demo test bench lint clean
+.PHONY: setup system-deps images demo test bench lint clean
 
 setup: system-deps $(VENV)/.installed
 
 # Debian packages the sandbox needs: bubblewrap (bwrap), util-linux (setpriv, prlimit), git
-# (git apply), nodejs (JavaScript seeds).
+# (git apply), nodejs (JavaScript seeds), debootstrap (the docker backend's base image).
 system-deps:
 	@./scripts/install-system-deps.sh
 
@@ -23,10 +23,15 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The docker backend's base image (debootstrap + docker import; no registry is needed). Cached
+# by tag: a machine that has it skips this.
+images: setup
+	./scripts/build-base-image.sh
+
 demo: setup
 	$(VENV)/bin/taskmint refresh
 
-test: setup
+test: setup images
 	$(PY) -m pytest -q
 
 bench: setup

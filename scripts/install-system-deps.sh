@@ -7,6 +7,7 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 [ -x /usr/bin/grep ] || missing+=(grep)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", type=Path, help="a taskmint config TOML (all keys optional)")
     parser.add_argument("--output", type=Path, help="output root (default: output/)")
+    parser.add_argument(
+        "--sandbox", choices=("local", "docker"), help="sandbox backend (default: local)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -49,6 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
             type=Path,
             help="a dataset version folder (default: the latest local version)",
         )
+
+    p = sub.add_parser(
+        "images",
+        help="build the docker backend's images",
+        description="Build the docker sandbox's base image (debootstrap + docker import, "
+        "mirror read from this machine's apt sources), its runtime image, and one image per "
+        "seed environment; existing images are reused.",
+    )
+    p.add_argument("action", choices=("build",))
+    p.add_argument("--base", default=None, help="base image tag (or an existing image to use)")
+    p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
 
     p = sub.add_parser("show", help="print one task", description="Print one task's row.")
     p.add_argument("task_id")
@@ -89,6 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> PipelineConfig:
+    config = _load(args)
+    if args.sandbox:
+        import dataclasses
+
+        config = dataclasses.replace(
+            config, sandbox=dataclasses.replace(config.sandbox, backend=args.sandbox)
+        )
+    return config
+
+
+def _load(args: argparse.Namespace) -> PipelineConfig:
     overrides = {
         "output_root": args.output,
         "seeds_manifest": getattr(args, "seeds", None),
@@ -140,6 +165,19 @@ def _cmd_refresh(args: argparse.Namespace, config: PipelineConfig) -> int:
         f"{result.wall_time:.0f}",
     )
     Console().print(table)
+    strategies = sorted({k for s in result.summaries for k in s.by_strategy})
+    if strategies:
+        ytable = Table(title="yield (accepted / candidates) by strategy")
+        ytable.add_column("seed")
+        for name in strategies:
+            ytable.add_column(name)
+        for s in result.summaries:
+            cells = []
+            for name in strategies:
+                made, ok = s.by_strategy.get(name, (0, 0))
+                cells.append(f"{ok}/{made}" if made else "-")
+            ytable.add_row(s.seed, *cells)
+        Console().print(ytable)
     for s in result.summaries:
         if s.error:
             print(f"seed error: {s.seed}: {s.error}")
@@ -295,7 +333,31 @@ def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
+def _cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
+    from taskmint.acquire import acquire, load_seed_list
+    from taskmint.envs import build_environment
+    from taskmint.sandbox.images import (
+        DEFAULT_BASE_IMAGE,
+        build_base_image,
+        build_environment_image,
+        build_runtime_image,
+    )
+
+    base = build_base_image(tag=args.base or DEFAULT_BASE_IMAGE, log=print)
+    print(f"base image: {base}")
+    print(f"runtime image: {build_runtime_image(base=base)}")
+    for seed_dir in load_seed_list(config.seeds_manifest):
+        seed = acquire(seed_dir, cache_dir=config.cache_dir)
+        if seed.manifest.language != "python":
+            print(f"{seed.name}: skipped (the docker backend runs Python seeds only so far)")
+            continue
+        env = build_environment(seed.manifest, cache_dir=config.cache_dir)
+        print(f"{seed.name}: {build_environment_image(env, base=base)}")
+    return 0
+
+
 _COMMANDS = {
+    "images": _cmd_images,
     "calibrate": _cmd_calibrate,
     "refresh": _cmd_refresh,
     "show": _cmd_show,

@@ -1,8 +1,9 @@
 """Sandboxes: one small interface, several backends.
 
 `Sandbox.run(spec)` runs one command over a workspace folder and returns a `RunResult`; the
-backend decides how isolation is achieved. `local` uses bubblewrap; `FakeSandbox` takes a
-handler, for tests of code that only needs the interface.
+backend decides how isolation is achieved. `local` uses bubblewrap, `docker` the Docker Engine
+(images built locally, see `sandbox.images`); `FakeSandbox` takes a handler, for tests of code
+that only needs the interface.
 """
 
 from taskmint.sandbox.base import Mount, RunResult, RunSpec, Sandbox
@@ -28,4 +29,8 @@ def open_sandbox(config: object) -> Sandbox:
     assert isinstance(config, SandboxConfig)
     if config.backend == "local":
         return LocalSandbox(config)
+    if config.backend == "docker":
+        from taskmint.sandbox.docker import DockerOptions, DockerSandbox
+
+        return DockerSandbox(config, options=DockerOptions(warm=config.docker_warm))
     raise ValueError(f"unknown sandbox backend {config.backend!r}")

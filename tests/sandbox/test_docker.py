@@ -1,0 +1,305 @@
+"""The docker sandbox backend, tried for real against the machine's Docker Engine.
+
+The base image is built once with debootstrap (cached by its tag; `.ci/run` builds it first
+through scripts/build-base-image.sh), the tiny seed's environment image once per session.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from taskmint.config import Limits
+from taskmint.errors import SandboxUnavailableError
+from taskmint.records import Environment, SeedApp
+from taskmint.runners import run_tests
+from taskmint.runners.adapters import PytestAdapter
+from taskmint.sandbox import LocalSandbox, RunResult, RunSpec
+from taskmint.sandbox.docker import DockerOptions, DockerSandbox
+from taskmint.sandbox.images import (
+    build_base_image,
+    build_environment_image,
+    debian_source,
+    docker_client,
+    image_exists,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def base_image() -> str:
+    return build_base_image(docker_client())
+
+
+@pytest.fixture(scope="module")
+def cold(base_image: str) -> Iterator[DockerSandbox]:
+    with DockerSandbox(options=DockerOptions(base_image=base_image)) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def warm(base_image: str) -> Iterator[DockerSandbox]:
+    with DockerSandbox(options=DockerOptions(base_image=base_image, warm=1)) as sb:
+        yield sb
+
+
+def containers(sb: DockerSandbox) -> list[str]:
+    found = sb.api.containers(all=True, filters={"label": f"taskmint.sandbox={sb._session}"})
+    return [c["Id"] for c in found]
+
+
+def py_spec(env: Environment, ws: Path, code: str, report: Path | None = None, **limits: float):
+    ws.mkdir(parents=True, exist_ok=True)
+    return RunSpec(
+        argv=("/opt/venv/bin/python", "-I", "-c", code),
+        workspace=str(ws),
+        report_dir=str(report) if report else None,
+        mounts=tuple(PytestAdapter().mounts(env)),
+        env=(("PATH", "/usr/bin:/bin"), ("HOME", "/tmp")),
+        limits=Limits(**{"wall_seconds": 30, **limits}),  # type: ignore[arg-type]
+    )
+
+
+def run_py(sb: DockerSandbox, env: Environment, tmp_path: Path, code: str, **limits: float):
+    return sb.run(py_spec(env, tmp_path / "ws", code, **limits))
+
+
+def test_network_is_unreachable(cold, tiny_env, tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    code = f"""
+import socket
+for host, port in (("127.0.0.1", {port}), ("1.1.1.1", 53), ("172.17.0.1", 2375)):
+    try:
+        socket.create_connection((host, port), timeout=3)
+        print("CONNECTED", host)
+    except OSError as exc:
+        print("REFUSED", host, type(exc).__name__)
+"""
+    result = run_py(cold, tiny_env, tmp_path, code)
+    server.close()
+    assert "CONNECTED" not in result.output
+    assert result.output.count("REFUSED") == 3, result.output
+
+
+def test_only_workspace_and_tmp_are_writable_and_privileges_are_gone(cold, tiny_env, tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "given.txt").write_text("from the host")
+    code = f"""
+import os
+print("uid", os.getuid(), os.getgid())
+print("given", open("/workspace/given.txt").read())
+open("/workspace/ok.txt", "w").write("x")
+open("/tmp/ok.txt", "w").write("x")
+for path in ("/usr/evil", "/opt/venv/evil", "/evil", "/etc/evil", "/opt/taskmint/evil"):
+    try:
+        open(path, "w")
+        print("WROTE", path)
+    except OSError:
+        print("DENIED", path)
+for path in ({str(REPO)!r}, {str(REPO / "seed_apps")!r}, {sys.prefix!r}, "/root/.cache",
+             "/var/run/docker.sock"):
+    print("VISIBLE" if os.path.exists(path) else "HIDDEN", path)
+status = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
+caps = [status[k].strip() for k in ("CapEff", "CapBnd", "NoNewPrivs")]
+print("caps", *caps)
+print("site", os.listdir({tiny_env.interpreter_prefix + "/lib/python3.11/site-packages"!r}))
+"""
+    result = run_py(cold, tiny_env, tmp_path, code)
+    out = result.output
+    assert "given from the host" in out, out
+    assert "WROTE" not in out
+    assert out.count("DENIED") == 5, out
+    assert "VISIBLE" not in out, out
+    assert "caps 0000000000000000 0000000000000000 1" in out, out
+    assert "site []" in out, out
+    uid, gid = (int(x) for x in out.split("uid", 1)[1].split()[:2])
+    assert uid >= 300_000 and gid == uid
+    # the workspace was copied in: the host folder is only read
+    assert not (tmp_path / "ws" / "ok.txt").exists()
+
+
+def test_wall_clock_timeout_kills_the_whole_tree(cold, tiny_env, tmp_path):
+    code = """
+import subprocess, time
+subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; sleep 300"])
+time.sleep(300)
+"""
+    start = time.monotonic()
+    result = run_py(cold, tiny_env, tmp_path, code, wall_seconds=2)
+    assert result.timed_out
+    assert result.exit_code is None
+    assert time.monotonic() - start < 15
+    assert containers(cold) == []  # killed and removed
+
+
+def test_output_is_capped(cold, tiny_env, tmp_path):
+    code = "import sys\nfor _ in range(200000): sys.stdout.write('x' * 100 + '\\n')"
+    result = run_py(cold, tiny_env, tmp_path, code, output_bytes=10_000)
+    assert result.output_truncated
+    assert len(result.output) < 12_000
+
+
+def test_memory_limit(cold, tiny_env, tmp_path):
+    code = "x = bytearray(3 * 1024**3)\nprint('ALLOCATED')"
+    result = run_py(cold, tiny_env, tmp_path, code, memory_bytes=1024**3)
+    assert "ALLOCATED" not in result.output
+    assert "MemoryError" in result.output
+
+
+def test_process_limit_stops_a_fork_bomb(cold, tiny_env, tmp_path):
+    code = """
+import os
+children = 0
+try:
+    for _ in range(10000):
+        if os.fork() == 0:
+            import time; time.sleep(30); os._exit(0)
+        children += 1
+except OSError as exc:
+    print("LIMITED after", children, type(exc).__name__)
+"""
+    start = time.monotonic()
+    result = run_py(cold, tiny_env, tmp_path, code, processes=64, wall_seconds=20)
+    assert "LIMITED after" in result.output, result.output
+    assert int(result.output.split("LIMITED after")[1].split()[0]) < 64
+    assert time.monotonic() - start < 25
+
+
+def test_file_size_limit(cold, tiny_env, tmp_path):
+    code = """
+try:
+    with open('/workspace/big', 'wb') as fh:
+        fh.write(b'x' * (8 * 1024 * 1024))
+    print('WROTE')
+except OSError as exc:
+    print('LIMITED', exc.errno)
+"""
+    result = run_py(cold, tiny_env, tmp_path, code, file_bytes=1024 * 1024)
+    assert "WROTE" not in result.output
+    assert "LIMITED 27" in result.output, result.output  # EFBIG
+
+
+def test_report_comes_out_and_late_writers_are_killed_first(cold, tiny_env, tmp_path):
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "select.json").write_text('["a"]')
+    code = """
+import subprocess
+print(open("/run/taskmint/select.json").read())
+open("/run/taskmint/report.jsonl", "w").write("real\\n")
+# a grandchild that would forge the report after the command has returned
+subprocess.Popen(["/bin/sh", "-c", "sleep 1; echo forged > /run/taskmint/report.jsonl"])
+"""
+    result = cold.run(py_spec(tiny_env, tmp_path / "ws", code, report))
+    assert '["a"]' in result.output
+    time.sleep(1.5)
+    assert (report / "report.jsonl").read_text() == "real\n"
+    assert containers(cold) == []
+
+
+def test_warm_container_is_reused_and_reset(warm, tiny_env, tmp_path):
+    dirty = """
+import os, subprocess
+for path in ("/workspace/left", "/tmp/left", "/dev/shm/left"):
+    open(path, "w").write("x")
+os.chmod("/workspace", 0)
+subprocess.Popen(["/bin/sleep", "300"], start_new_session=True)
+print("dirty")
+"""
+    first = run_py(warm, tiny_env, tmp_path / "one", dirty)
+    assert "dirty" in first.output, first.output
+    [cid] = containers(warm)
+    probe = """
+import os
+print("left", [p for p in ("/workspace/left", "/tmp/left", "/dev/shm/left") if os.path.exists(p)])
+procs = [p for p in os.listdir("/proc") if p.isdigit()]
+print("procs", [p for p in procs if open(f"/proc/{p}/cmdline").read() == "/bin/sleep\\x00300\\x00"])
+"""
+    second = run_py(warm, tiny_env, tmp_path / "two", probe)
+    assert "left []" in second.output, second.output
+    assert "procs []" in second.output, second.output
+    assert containers(warm) == [cid]
+
+
+def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):
+    sb = DockerSandbox(options=DockerOptions(base_image=base_image, warm=1))
+    timer = threading.Timer(2.0, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_py(sb, tiny_env, tmp_path, "import time; time.sleep(60)")
+    timer.cancel()
+    assert containers(sb) == []
+    sb.run(py_spec(tiny_env, tmp_path / "again", "print(1)"))
+    assert len(containers(sb)) == 1  # the warm one
+    sb.close()
+    assert containers(sb) == []
+
+
+def test_missing_daemon_is_a_clear_error():
+    with pytest.raises(SandboxUnavailableError, match="cannot reach the Docker daemon"):
+        DockerSandbox(options=DockerOptions(docker_host="unix:///nonexistent/docker.sock"))
+
+
+def test_environment_image_is_labelled_and_reused(base_image, tiny_env):
+    client = docker_client()
+    tag = build_environment_image(tiny_env, client, base=base_image)
+    labels = image_exists(client, tag)["Config"]["Labels"]  # type: ignore[index]
+    assert tag == f"taskmint-env:{tiny_env.env_id}"
+    assert labels["taskmint.env_id"] == tiny_env.env_id
+    start = time.monotonic()
+    assert build_environment_image(tiny_env, client, base=base_image) == tag
+    assert time.monotonic() - start < 5
+
+
+def test_debian_source_reads_deb822_and_one_line_sources(tmp_path):
+    d = tmp_path / "apt"
+    (d / "sources.list.d").mkdir(parents=True)
+    (d / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: trixie trixie-updates\n"
+        "Components: main\n\nTypes: deb\nURIs: http://mirror.example/security\n"
+        "Suites: trixie-security\nComponents: main\n"
+    )
+    assert debian_source(d) == ("http://mirror.example/debian", "trixie")
+    (d / "sources.list.d" / "debian.sources").unlink()
+    (d / "sources.list").write_text("deb [arch=amd64] http://m.example/debian bookworm main\n")
+    assert debian_source(d) == ("http://m.example/debian", "bookworm")
+
+
+@pytest.mark.slow
+def test_tiny_suite_gives_the_same_outcomes_as_local(
+    cold, warm, tiny_seed: SeedApp, tiny_env: Environment, tmp_path
+):
+    from taskmint.acquire.snapshot import copy_tree
+
+    def outcomes(sandbox) -> dict[str, str]:
+        ws = tmp_path / f"ws-{sandbox.name}-{len(os.listdir(tmp_path))}"
+        copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
+        report = run_tests(
+            sandbox, ws, tiny_seed.manifest, tiny_env, limits=Limits(wall_seconds=60)
+        )
+        assert report.complete and report.nonce_ok and not report.timed_out, report.output_tail
+        return report.outcome_map()
+
+    local = outcomes(LocalSandbox())
+    assert local and set(local.values()) == {"passed"}
+    assert outcomes(cold) == local
+    assert outcomes(warm) == local
+    assert outcomes(warm) == local  # the reset container gives the same again
+
+
+def test_result_type(cold, tiny_env, tmp_path):
+    result = run_py(cold, tiny_env, tmp_path, "import sys; print('hi'); sys.exit(3)")
+    assert isinstance(result, RunResult)
+    assert result.exit_code == 3 and result.output.strip() == "hi" and not result.timed_out
