@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import abc
+import collections
 from dataclasses import dataclass, field
 from types import TracebackType
 
 from taskmint.config import Limits
 
-__all__ = ["Mount", "RunResult", "RunSpec", "Sandbox"]
+__all__ = ["CappedOutput", "Mount", "RunResult", "RunSpec", "Sandbox"]
 
 WORKSPACE = "/workspace"  # where the workspace appears inside every sandbox
 REPORT_DIR = "/run/taskmint"  # the out-of-band report folder, outside the workspace
@@ -50,6 +51,45 @@ class RunResult:
     wall_time: float
     output: str
     output_truncated: bool = False
+
+
+class CappedOutput:
+    """Collects a command's output, keeping its first and last `cap / 2` bytes."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_len = 0
+        self.truncated = False
+
+    def add(self, chunk: bytes) -> None:
+        """Take one chunk of output."""
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += chunk[:take]
+            chunk = chunk[take:]
+        if chunk:
+            self.tail.append(chunk)
+            self.tail_len += len(chunk)
+            while self.tail_len > self.half:
+                self.truncated = True
+                drop = self.tail_len - self.half
+                first = self.tail[0]
+                if len(first) <= drop:
+                    self.tail.popleft()
+                    self.tail_len -= len(first)
+                else:
+                    self.tail[0] = first[drop:]
+                    self.tail_len -= drop
+
+    def text(self) -> tuple[str, bool]:
+        """The kept output (decoded, a marker where bytes were dropped) and whether any were."""
+        body = bytes(self.head)
+        if self.truncated:
+            body += b"\n[... output truncated by taskmint ...]\n"
+        body += b"".join(list(self.tail))
+        return body.decode("utf-8", "replace"), self.truncated
 
 
 class Sandbox(abc.ABC):

@@ -43,7 +43,15 @@ from typing import Any
 
 from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxError
-from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount, RunResult, RunSpec, Sandbox
+from taskmint.sandbox.base import (
+    REPORT_DIR,
+    WORKSPACE,
+    CappedOutput,
+    Mount,
+    RunResult,
+    RunSpec,
+    Sandbox,
+)
 from taskmint.sandbox.images import (
     DEFAULT_BASE_IMAGE,
     KEEPER_UID,
@@ -456,7 +464,7 @@ class DockerSandbox(Sandbox):
         code = self.api.exec_inspect(eid).get("ExitCode")
         if code not in (0, 4):  # 3: tar failed; anything else: the clean-up did not finish
             return None, False
-        return bytes(reader.head), code == 0
+        return bytes(reader.output.head), code == 0
 
 
 def _pid_alive(pid: int) -> bool:
@@ -538,18 +546,14 @@ def _raw_socket(sock: Any) -> socket.socket:
 
 
 class _FrameReader(threading.Thread):
-    """Reads the multiplexed stdout/stderr of an exec, keeping the first and last `cap / 2`
-    bytes (or, with `keep_stdout_only`, all of stdout)."""
+    """Reads the multiplexed stdout/stderr of an exec into a `CappedOutput` (or, with
+    `keep_stdout_only`, only stdout)."""
 
     def __init__(self, sock: Any, cap: int, *, keep_stdout_only: bool = False) -> None:
         super().__init__(daemon=True)
         self.sock = sock
-        self.half = max(cap // 2, 1)
         self.stdout_only = keep_stdout_only
-        self.head = bytearray()
-        self.tail: collections.deque[bytes] = collections.deque()
-        self.tail_len = 0
-        self.truncated = False
+        self.output = CappedOutput(cap)
 
     def run(self) -> None:
         from docker.utils.socket import frames_iter
@@ -558,35 +562,16 @@ class _FrameReader(threading.Thread):
             for stream, chunk in frames_iter(self.sock, tty=False):
                 if self.stdout_only and stream != 1:
                     continue
-                self._add(chunk)
+                self.output.add(chunk)
         except (OSError, ValueError):
             pass
         finally:
             with contextlib.suppress(Exception):
                 self.sock.close()
 
-    def _add(self, chunk: bytes) -> None:
-        if len(self.head) < self.half:
-            take = self.half - len(self.head)
-            self.head += chunk[:take]
-            chunk = chunk[take:]
-        if chunk:
-            self.tail.append(chunk)
-            self.tail_len += len(chunk)
-            while self.tail_len > self.half:
-                self.truncated = True
-                drop = self.tail_len - self.half
-                first = self.tail[0]
-                if len(first) <= drop:
-                    self.tail.popleft()
-                    self.tail_len -= len(first)
-                else:
-                    self.tail[0] = first[drop:]
-                    self.tail_len -= drop
+    @property
+    def truncated(self) -> bool:
+        return self.output.truncated
 
     def text(self) -> tuple[str, bool]:
-        body = bytes(self.head)
-        if self.truncated:
-            body += b"\n[... output truncated by taskmint ...]\n"
-        body += b"".join(list(self.tail))
-        return body.decode("utf-8", "replace"), self.truncated
+        return self.output.text()

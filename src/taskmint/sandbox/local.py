@@ -14,7 +14,6 @@ hold pipes open.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import glob
 import itertools
@@ -28,7 +27,15 @@ from pathlib import Path
 
 from taskmint.config import SandboxConfig
 from taskmint.errors import SandboxError, SandboxUnavailableError
-from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount, RunResult, RunSpec, Sandbox
+from taskmint.sandbox.base import (
+    REPORT_DIR,
+    WORKSPACE,
+    CappedOutput,
+    Mount,
+    RunResult,
+    RunSpec,
+    Sandbox,
+)
 
 __all__ = ["LocalSandbox", "bwrap_path"]
 
@@ -227,45 +234,21 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 class _CappedReader(threading.Thread):
-    """Drains a pipe, keeping the first and last `cap / 2` bytes of the output."""
+    """Drains a pipe into a `CappedOutput`."""
 
     def __init__(self, proc: subprocess.Popen[bytes], cap: int) -> None:
         super().__init__(daemon=True)
         assert proc.stdout is not None
         self.stream = proc.stdout
-        self.half = max(cap // 2, 1)
-        self.head = bytearray()
-        self.tail: collections.deque[bytes] = collections.deque()
-        self.tail_len = 0
-        self.truncated = False
+        self.output = CappedOutput(cap)
 
     def run(self) -> None:
         while True:
             chunk = self.stream.read1(65536)  # type: ignore[attr-defined]
             if not chunk:
                 break
-            if len(self.head) < self.half:
-                take = self.half - len(self.head)
-                self.head += chunk[:take]
-                chunk = chunk[take:]
-            if chunk:
-                self.tail.append(chunk)
-                self.tail_len += len(chunk)
-                while self.tail_len > self.half:
-                    self.truncated = True
-                    drop = self.tail_len - self.half
-                    first = self.tail[0]
-                    if len(first) <= drop:
-                        self.tail.popleft()
-                        self.tail_len -= len(first)
-                    else:
-                        self.tail[0] = first[drop:]
-                        self.tail_len -= drop
+            self.output.add(chunk)
         self.stream.close()
 
     def text(self) -> tuple[str, bool]:
-        body = bytes(self.head)
-        if self.truncated:
-            body += b"\n[... output truncated by taskmint ...]\n"
-        body += b"".join(self.tail)
-        return body.decode("utf-8", "replace"), self.truncated
+        return self.output.text()
