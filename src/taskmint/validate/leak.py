@@ -23,6 +23,7 @@ from pathlib import Path
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
 from taskmint.index.seed import source_files
+from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp
 from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Mount, RunSpec, Sandbox
@@ -69,15 +70,31 @@ def distinctive_lines(candidate: Candidate, legit_lines: set[str]) -> set[str]:
     }
 
 
-def _legit_lines(seed: SeedApp, candidate: Candidate) -> set[str]:
-    """Lines of every source file as the policy sees it (the candidate's files broken)."""
-    from taskmint.validate.candidate import materialize
+def _original_lines(seed: SeedApp) -> dict[str, set[str]]:
+    """Each source file's normalized lines, read once per seed."""
+    root = Path(seed.root)
+    return {
+        rel: _normalized((root / rel).read_text("utf-8", "replace")) for rel in source_files(seed)
+    }
 
-    ws = materialize(seed, candidate.breaking_patch)
+
+def _legit_lines(seed: SeedApp, candidate: Candidate, original: dict[str, set[str]]) -> set[str]:
+    """Lines of every source file as the policy sees it (the candidate's files broken).
+
+    Only the files the candidate edits are rebuilt; the others are as in `original`.
+    """
+    edited = set(candidate.files)
+    lines: set[str] = set()
+    for rel, file_lines in original.items():
+        if rel not in edited:
+            lines |= file_lines
+    ws = Path(tempfile.mkdtemp(prefix="taskmint-legit-"))
     try:
-        lines: set[str] = set()
-        for rel in source_files(seed):
-            lines |= _normalized((ws / rel).read_text("utf-8", "replace"))
+        copy_tree(Path(seed.root), ws, [f for f in seed.files if f in edited])
+        apply_patch(ws, candidate.breaking_patch)
+        for rel in edited & set(original):
+            if (ws / rel).is_file():
+                lines |= _normalized((ws / rel).read_text("utf-8", "replace"))
         return lines
     finally:
         shutil.rmtree(ws, ignore_errors=True)
@@ -94,8 +111,9 @@ def scan_for_leaks(
     """Candidate id -> "path: line" hits (empty dict: nothing leaks) from one sandboxed scan."""
     needles: dict[str, set[str]] = defaultdict(set)
     owned: dict[str, int] = {}
+    original = _original_lines(seed)
     for cand in candidates:
-        lines = distinctive_lines(cand, _legit_lines(seed, cand))
+        lines = distinctive_lines(cand, _legit_lines(seed, cand, original))
         owned[cand.candidate_id] = len(lines)
         for line in lines:
             needles[line].add(cand.candidate_id)
