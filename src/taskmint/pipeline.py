@@ -12,7 +12,6 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from taskmint.calibrate import (
     calibrate_models,
@@ -248,8 +247,3 @@ def summarize_seed(
         wall_time=round(time.monotonic() - started, 1),
         error=error,
     )
-
-
-def resolve(path: Path, base: Path) -> Path:
-    """`path` relative to `base` unless absolute."""
-    return path if path.is_absolute() else base / path

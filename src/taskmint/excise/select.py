@@ -61,9 +61,7 @@ def excise(
         return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
     ctx = build_context(seed, index, coverage=coverage, min_body_lines=min_body_lines)
     streams: list[Iterator[Candidate | SkippedFile]] = [
-        candidates_for(
-            name, ctx, rng=random.Random(f"{random_seed}:{seed.snapshot_id}:{name}")
-        )
+        candidates_for(name, ctx, rng=random.Random(f"{random_seed}:{seed.snapshot_id}:{name}"))
         for name in strategies
     ]
     candidates: list[Candidate] = []

@@ -6,14 +6,13 @@ Outcomes never come from the output that the code under test shares.
 """
 
 from taskmint.runners.adapters import Adapter, NodeAdapter, PytestAdapter, adapter_for
-from taskmint.runners.execute import TestRun, run_tests
+from taskmint.runners.execute import run_tests
 from taskmint.runners.report import parse_node_report, parse_pytest_report
 
 __all__ = [
     "Adapter",
     "NodeAdapter",
     "PytestAdapter",
-    "TestRun",
     "adapter_for",
     "parse_node_report",
     "parse_pytest_report",

@@ -6,7 +6,6 @@ import dataclasses
 import secrets
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from taskmint.config import Limits
@@ -14,17 +13,7 @@ from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import RunSpec, Sandbox
 
-__all__ = ["TestRun", "run_tests"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TestRun:
-    """The report of one run plus the nonce it was checked against."""
-
-    __test__ = False  # not a pytest test class
-
-    report: RunReport
-    nonce: str
+__all__ = ["run_tests"]
 
 
 def run_tests(
