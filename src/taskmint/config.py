@@ -95,6 +95,8 @@ class SandboxConfig:
     # not the whole of /usr with its SDKs, headers and other projects' files.
     # docker backend: containers kept warm per image (0: a fresh container per run)
     docker_warm: int = 0
+    # local backend: serve Python runs from fork servers (see taskmint.sandbox.warm)
+    warm: bool = True
     system_paths: tuple[str, ...] = (
         "/usr/bin",
         "/usr/lib/*-linux-gnu",
@@ -118,7 +120,7 @@ class PipelineConfig:
     dataset_name: str = "taskmint"
     seeds_manifest: Path = Path("seed_apps/seeds.toml")
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    original_runs: int = 3
+    original_runs: int = 5
     broken_runs: int = 2
     max_candidates_per_seed: int = 36
     min_body_lines: int = 2
@@ -138,10 +140,13 @@ class PipelineConfig:
     models: Path | None = None
 
     def __post_init__(self) -> None:
-        if self.original_runs < 2:
-            raise ManifestError("original_runs must be at least 2 to detect flaky tests")
-        if self.broken_runs < 1:
-            raise ManifestError("broken_runs must be at least 1")
+        if self.original_runs < 3:
+            raise ManifestError(
+                "original_runs must be at least 3 (declared, reversed and shuffled order) to "
+                "detect flaky tests; 5 is the default"
+            )
+        if self.broken_runs < 2:
+            raise ManifestError("broken_runs must be at least 2 to detect flaky results")
         if self.workers < 1:
             raise ManifestError("workers must be at least 1")
 

@@ -124,6 +124,9 @@ def mint_candidate(
         validation_runs=verdict.original_runs + verdict.broken_runs,
         validation_wall_time=verdict.wall_time,
         created=dt.date.today().isoformat(),
+        original_runs=verdict.original_runs,
+        broken_runs=verdict.broken_runs,
+        dropped_tests=verdict.dropped_tests,
     )
 
     def reward(t: Task, patch: str, fail_fast: bool) -> Reward:

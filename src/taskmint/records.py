@@ -207,6 +207,9 @@ class Verdict:
     broken_runs: int = 0
     tests_run: int = 0  # tests per broken run (fewer than the suite when selection was exact)
     wall_time: float = 0.0
+    # stable on the original, mixed on the broken tree: dropped from both lists
+    dropped_tests: tuple[str, ...] = ()
+    test_time: float = 0.0  # summed durations of every test phase of the broken runs
 
     @property
     def accepted(self) -> bool:
@@ -274,6 +277,9 @@ class Task:
     band: str = ""  # the band of the best model's solve rate ("" before model calibration)
     retired: bool = False  # every configured model solves it at least 90% of the time
     extra: tuple[tuple[str, str], ...] = field(default=())
+    original_runs: int = 0  # runs of the original suite (declared, reversed, shuffled orders)
+    broken_runs: int = 0  # runs of the broken tree
+    dropped_tests: tuple[str, ...] = ()  # mixed results on the broken tree (in neither list)
 
 
 T = TypeVar("T")

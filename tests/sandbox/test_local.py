@@ -1,4 +1,5 @@
-"""The local bubblewrap sandbox, tried for real."""
+"""The local bubblewrap sandbox, tried for real: every isolation test runs against a cold run
+(a fresh bubblewrap per command) and a warm one (a fork server's child, see `sandbox.warm`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.config import Limits
+from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxUnavailableError
 from taskmint.records import Environment
 from taskmint.runners.adapters import PytestAdapter
@@ -20,20 +21,43 @@ from taskmint.sandbox import FakeSandbox, LocalSandbox, RunResult, RunSpec, bwra
 REPO = Path(__file__).resolve().parents[2]
 
 
+_BOXES: dict[str, LocalSandbox] = {}
+
+
+@pytest.fixture(params=["cold", "warm"])
+def box(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A local sandbox that runs every command cold, or one that serves it warm."""
+    if request.param not in _BOXES:
+        _BOXES[request.param] = LocalSandbox(SandboxConfig(warm=request.param == "warm"))
+    return _BOXES[request.param]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_boxes():  # type: ignore[no-untyped-def]
+    yield
+    for sb in _BOXES.values():
+        sb.close()
+    _BOXES.clear()
+
+
 def run_py(sandbox: LocalSandbox, env: Environment, tmp_path: Path, code: str, **limits: float):
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     spec = RunSpec(
-        argv=(f"{env.prefix and '/opt/venv'}/bin/python", "-I", "-c", code),
+        argv=(f"{env.prefix and '/opt/venv'}/bin/python", "-I", "-B", "-c", code),
         workspace=str(ws),
         mounts=tuple(PytestAdapter().mounts(env)),
         env=(("PATH", "/usr/bin:/bin"), ("HOME", "/tmp")),
         limits=Limits(**{"wall_seconds": 30, **limits}),  # type: ignore[arg-type]
     )
-    return sandbox.run(spec)
+    served = sandbox.warm.served if sandbox.warm is not None else 0
+    result = sandbox.run(spec)
+    if sandbox.warm is not None:  # the warm box really served it (no silent cold fallback)
+        assert sandbox.warm.served > served
+    return result
 
 
-def test_network_is_unreachable(sandbox, tiny_env, tmp_path):
+def test_network_is_unreachable(box, tiny_env, tmp_path):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -47,13 +71,13 @@ for host, port in (("127.0.0.1", {port}), ("1.1.1.1", 53)):
     except OSError as exc:
         print("REFUSED", host, type(exc).__name__)
 """
-    result = run_py(sandbox, tiny_env, tmp_path, code)
+    result = run_py(box, tiny_env, tmp_path, code)
     server.close()
     assert "CONNECTED" not in result.output
     assert result.output.count("REFUSED") == 2, result.output
 
 
-def test_only_workspace_and_tmp_are_writable_and_repo_is_invisible(sandbox, tiny_env, tmp_path):
+def test_only_workspace_and_tmp_are_writable_and_repo_is_invisible(box, tiny_env, tmp_path):
     code = f"""
 import os
 print("uid", os.getuid())
@@ -68,7 +92,7 @@ for path in ("/usr/evil", "/opt/venv/evil", "/evil"):
 for path in ({str(REPO)!r}, {str(REPO / "seed_apps")!r}, {sys.prefix!r}, "/root/.cache"):
     print("VISIBLE" if os.path.exists(path) else "HIDDEN", path)
 """
-    result = run_py(sandbox, tiny_env, tmp_path, code)
+    result = run_py(box, tiny_env, tmp_path, code)
     assert "WROTE" not in result.output
     assert result.output.count("DENIED") == 3, result.output
     assert "VISIBLE" not in result.output, result.output
@@ -77,7 +101,7 @@ for path in ({str(REPO)!r}, {str(REPO / "seed_apps")!r}, {sys.prefix!r}, "/root/
     assert uid >= 200_000
 
 
-def test_wall_clock_timeout_kills_the_whole_tree(sandbox, tiny_env, tmp_path):
+def test_wall_clock_timeout_kills_the_whole_tree(box, tiny_env, tmp_path):
     # A grandchild that ignores SIGTERM and keeps the output pipe open must not outlive the run.
     code = """
 import os, signal, subprocess, time
@@ -85,27 +109,27 @@ subprocess.Popen(["/bin/sh", "-c", "trap '' TERM; sleep 300"])
 time.sleep(300)
 """
     start = time.monotonic()
-    result = run_py(sandbox, tiny_env, tmp_path, code, wall_seconds=2)
+    result = run_py(box, tiny_env, tmp_path, code, wall_seconds=2)
     assert result.timed_out
     assert result.exit_code is None
     assert time.monotonic() - start < 15
 
 
-def test_output_is_capped(sandbox, tiny_env, tmp_path):
+def test_output_is_capped(box, tiny_env, tmp_path):
     code = "import sys\nfor _ in range(200000): sys.stdout.write('x' * 100 + '\\n')"
-    result = run_py(sandbox, tiny_env, tmp_path, code, output_bytes=10_000)
+    result = run_py(box, tiny_env, tmp_path, code, output_bytes=10_000)
     assert result.output_truncated
     assert len(result.output) < 12_000
 
 
-def test_memory_limit(sandbox, tiny_env, tmp_path):
+def test_memory_limit(box, tiny_env, tmp_path):
     code = "x = bytearray(3 * 1024**3)\nprint('ALLOCATED')"
-    result = run_py(sandbox, tiny_env, tmp_path, code, memory_bytes=1024**3)
+    result = run_py(box, tiny_env, tmp_path, code, memory_bytes=1024**3)
     assert "ALLOCATED" not in result.output
     assert "MemoryError" in result.output
 
 
-def test_process_limit_stops_a_fork_bomb(sandbox, tiny_env, tmp_path):
+def test_process_limit_stops_a_fork_bomb(box, tiny_env, tmp_path):
     code = """
 import os
 children = 0
@@ -118,13 +142,13 @@ except OSError as exc:
     print("LIMITED after", children, type(exc).__name__)
 """
     start = time.monotonic()
-    result = run_py(sandbox, tiny_env, tmp_path, code, processes=64, wall_seconds=20)
+    result = run_py(box, tiny_env, tmp_path, code, processes=64, wall_seconds=20)
     assert "LIMITED after" in result.output, result.output
     assert int(result.output.split("LIMITED after")[1].split()[0]) < 64
     assert time.monotonic() - start < 25
 
 
-def test_file_size_limit(sandbox, tiny_env, tmp_path):
+def test_file_size_limit(box, tiny_env, tmp_path):
     code = """
 try:
     with open('/workspace/big', 'wb') as fh:
@@ -133,7 +157,7 @@ try:
 except OSError as exc:
     print('LIMITED', exc.errno)
 """
-    result = run_py(sandbox, tiny_env, tmp_path, code, file_bytes=1024 * 1024)
+    result = run_py(box, tiny_env, tmp_path, code, file_bytes=1024 * 1024)
     assert "WROTE" not in result.output
     assert (tmp_path / "ws" / "big").stat().st_size <= 1024 * 1024
 
@@ -154,13 +178,13 @@ def test_fake_sandbox_records_specs():
     assert fake.calls[0].argv == ("true",)
 
 
-def test_concurrent_runs_do_not_share_a_uid(sandbox, tiny_env, tmp_path):
+def test_concurrent_runs_do_not_share_a_uid(box, tiny_env, tmp_path):
     outputs: list[str] = []
 
     def one(i: int) -> None:
         d = tmp_path / f"c{i}"
         d.mkdir()
-        outputs.append(run_py(sandbox, tiny_env, d, "import os; print(os.getuid())").output)
+        outputs.append(run_py(box, tiny_env, d, "import os; print(os.getuid())").output)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
     for t in threads:

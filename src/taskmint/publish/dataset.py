@@ -86,6 +86,9 @@ TASK_SCHEMA = pa.schema(
         ("created", pa.string()),
         ("band", pa.string()),
         ("retired", pa.bool_()),
+        ("original_runs", pa.int64()),
+        ("broken_runs", pa.int64()),
+        ("dropped_tests", _STR_LIST),
     ]
 )
 ENVIRONMENT_SCHEMA = pa.schema(

@@ -66,9 +66,13 @@ class Adapter(abc.ABC):
         test_ids: tuple[str, ...] | None = None,
         coverage: bool = False,
         fail_fast: bool = False,
+        order: str = "declared",
+        seed: int | None = None,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """The argv and environment variables of one run (`coverage`: record per-test contexts
-        into `COVERAGE_FILE`; `fail_fast`: stop at the first failure; where supported)."""
+        into `COVERAGE_FILE`; `fail_fast`: stop at the first failure; `order`: "declared",
+        "reverse" or "shuffle"; `seed`: the shuffle's seed and the per-test `random` seed;
+        where supported)."""
 
     @abc.abstractmethod
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
@@ -122,10 +126,17 @@ class PytestAdapter(Adapter):
         test_ids: tuple[str, ...] | None = None,
         coverage: bool = False,
         fail_fast: bool = False,
+        order: str = "declared",
+        seed: int | None = None,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`python -I -B run_pytest.py ...` over the selected tests (all test paths by default)."""
         pythonpath = [posixpath.normpath(posixpath.join(WORKSPACE, p)) for p in manifest.pythonpath]
-        options: dict[str, object] = {"pythonpath": pythonpath, "coverage": None}
+        options: dict[str, object] = {
+            "pythonpath": pythonpath,
+            "coverage": None,
+            "order": order,
+            "seed": seed,
+        }
         if test_ids is None:
             targets = list(manifest.test_paths)
         else:
@@ -176,8 +187,11 @@ class NodeAdapter(Adapter):
         test_ids: tuple[str, ...] | None = None,
         coverage: bool = False,
         fail_fast: bool = False,
+        order: str = "declared",
+        seed: int | None = None,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """`node --test` with the custom reporter; node cannot select by id, so all files run."""
+        """`node --test` with the custom reporter; node cannot select by id or reorder tests,
+        so all files run in their declared order."""
         argv = (
             env.interpreter,
             "--test",

@@ -27,11 +27,16 @@ def run_tests(
     nonce: str | None = None,
     coverage_out: Path | None = None,
     fail_fast: bool = False,
+    order: str = "declared",
+    seed: int | None = None,
+    warm: bool = True,
 ) -> RunReport:
     """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`.
 
     The report folder is created fresh outside the workspace for each run, and a new nonce
     tags every record, so neither an old report nor one written by the code under test counts.
+    `order` and `seed` set the test order and per-test random seed (see the adapters); `warm`
+    False asks the backend for a cold interpreter (a fresh hash seed).
     """
     adapter = adapter_for(manifest)
     nonce = nonce or secrets.token_hex(16)
@@ -46,6 +51,8 @@ def run_tests(
             test_ids=test_ids,
             coverage=coverage_out is not None,
             fail_fast=fail_fast,
+            order=order,
+            seed=seed,
         )
         result = sandbox.run(
             RunSpec(
@@ -55,6 +62,7 @@ def run_tests(
                 mounts=tuple(adapter.mounts(env)),
                 env=env_vars,
                 limits=limits,
+                warm=warm,
             )
         )
         report = adapter.parse(report_dir, nonce)

@@ -40,6 +40,9 @@ class RunSpec:
     env: tuple[tuple[str, str], ...] = ()
     limits: Limits = field(default_factory=Limits)
     cwd: str = WORKSPACE
+    # The backend may serve a `python -I -B ...` run from a pre-started interpreter (same
+    # isolation; the hash seed is then the server's, not a fresh one). False forces a cold run.
+    warm: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from taskmint.config import SandboxConfig
+from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxError, SandboxUnavailableError
 from taskmint.sandbox.base import (
     REPORT_DIR,
@@ -36,6 +36,7 @@ from taskmint.sandbox.base import (
     RunSpec,
     Sandbox,
 )
+from taskmint.sandbox.warm import SERVER_CAPS, WarmPool, WarmUnavailable
 
 __all__ = ["LocalSandbox", "bwrap_path"]
 
@@ -97,14 +98,40 @@ class LocalSandbox(Sandbox):
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
         self.bwrap = bwrap_path()
+        self.warm = WarmPool(self.server_command) if self.config.warm else None
+
+    def server_command(
+        self,
+        mounts: tuple[Mount, ...],
+        env: tuple[tuple[str, str], ...],
+        spool: str,
+        spool_target: str,
+    ) -> list[str]:
+        """bubblewrap's argv for a fork server (see `sandbox.warm`): the root of a cold run
+        with the spool in place of the workspace, and the capabilities the server needs to
+        give each run its own namespaces and uid (each run drops them all)."""
+        argv = self._namespace_args(mounts, Limits(), env)
+        for folder in (WORKSPACE, "/run", REPORT_DIR):
+            argv += ["--perms", "0755", "--dir", folder]
+        argv += ["--bind", spool, spool_target, "--chdir", "/"]
+        for cap in SERVER_CAPS:
+            argv += ["--cap-add", cap]
+        return [*argv, "--"]
+
+    def close(self) -> None:
+        """Stop the fork servers."""
+        if self.warm is not None:
+            self.warm.close()
 
     def _allocate_uid(self) -> int:
         # A distinct uid per concurrent run, so one run's process limit is not another's.
         return _UID_BASE + (os.getpid() * 64 + next(_uid_counter)) % _UID_SPAN
 
-    def command(self, spec: RunSpec, uid: int) -> list[str]:
-        """The full host argv for `spec` (exposed for inspection and tests)."""
-        limits = spec.limits
+    def _namespace_args(
+        self, mounts: tuple[Mount, ...], limits: Limits, env: tuple[tuple[str, str], ...]
+    ) -> list[str]:
+        """bubblewrap's options shared by cold runs and fork servers: namespaces, the root
+        (system paths, `mounts`), /proc, /dev, a size-capped /tmp and a clean environment."""
         argv = [
             self.bwrap,
             "--unshare-ipc",
@@ -112,7 +139,6 @@ class LocalSandbox(Sandbox):
             "--unshare-net",
             "--unshare-uts",
             "--unshare-cgroup-try",
-            "--die-with-parent",
             "--new-session",
             "--hostname",
             "sandbox",
@@ -128,21 +154,29 @@ class LocalSandbox(Sandbox):
             "--tmpfs",
             "/tmp",
         ]
-        mounts = sorted(
-            [*_system_mounts(self.config.system_paths), *spec.mounts],
+        ordered = sorted(
+            [*_system_mounts(self.config.system_paths), *mounts],
             key=lambda m: m.target.count("/"),
         )
         created: set[str] = {"/", "/proc", "/dev", "/tmp"}
-        for mount in mounts:
-            argv += self._ancestors(mount.target, created, mounts)
+        for mount in ordered:
+            argv += self._ancestors(mount.target, created, ordered)
             argv += ["--bind" if mount.writable else "--ro-bind", mount.source, mount.target]
             created.add(mount.target)
+        argv.append("--clearenv")
+        for key, value in env:
+            argv += ["--setenv", key, value]
+        return argv
+
+    def command(self, spec: RunSpec, uid: int) -> list[str]:
+        """The full host argv for `spec` (exposed for inspection and tests)."""
+        limits = spec.limits
+        argv = self._namespace_args(spec.mounts, limits, spec.env)
+        argv.insert(1, "--die-with-parent")
         argv += ["--bind", spec.workspace, WORKSPACE]
         if spec.report_dir is not None:
             argv += ["--perms", "0755", "--dir", "/run", "--bind", spec.report_dir, REPORT_DIR]
-        argv += ["--chdir", spec.cwd, "--clearenv"]
-        for key, value in spec.env:
-            argv += ["--setenv", key, value]
+        argv += ["--chdir", spec.cwd]
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
         argv += [
             _PRLIMIT,
@@ -190,6 +224,9 @@ class LocalSandbox(Sandbox):
         _chown_tree(spec.workspace, uid, uid)
         if spec.report_dir is not None:
             _chown_tree(spec.report_dir, uid, uid)
+        if self.warm is not None and self.warm.eligible(spec):
+            with contextlib.suppress(WarmUnavailable):  # then it runs cold, below
+                return self.warm.run(spec, uid)
         argv = self.command(spec, uid)
         start = time.monotonic()
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from taskmint.acquire.snapshot import copy_tree
@@ -15,7 +15,31 @@ from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import Sandbox
 
-__all__ = ["Baseline", "run_baseline"]
+__all__ = ["Baseline", "RunPlan", "run_baseline", "run_plan"]
+
+_ORDERS = ("declared", "reverse", "shuffle", "declared", "shuffle")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunPlan:
+    """How one run of a suite is made: the test order, the seed (of the shuffle and of each
+    test's `random`), and whether a warm interpreter may serve it."""
+
+    order: str
+    seed: int
+    warm: bool
+
+
+def run_plan(index: int) -> RunPlan:
+    """The plan of the `index`-th run of the original suite.
+
+    Order dependence causes most flaky tests, so the runs alternate the declared order, its
+    reverse (which flips every pairwise dependence) and seeded shuffles. Every second run is
+    cold, so the original is seen under several interpreter hash seeds (set-order dependence).
+    The broken tree's j-th run uses plan j again, so a test's random draws match the original's.
+    """
+    order = _ORDERS[index] if index < len(_ORDERS) else "shuffle"
+    return RunPlan(order=order, seed=index, warm=index % 2 == 1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +55,7 @@ class Baseline:
     collection_errors: tuple[str, ...]
     max_wall_time: float
     reason: str = ""
+    plans: tuple[str, ...] = ()  # "order/seed/warm|cold" of each run, in run order
 
     @property
     def usable(self) -> bool:
@@ -56,20 +81,38 @@ def run_baseline(
     """Run the original suite `runs` times (cached per snapshot and environment)."""
     cache_file = None
     if cache_dir is not None:
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}"
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p2"
         cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
         if cache_file.exists():
             return from_json_dict(Baseline, json.loads(cache_file.read_text()))
     reports: list[RunReport] = []
-    for _ in range(runs):
+    plans = [run_plan(i) for i in range(runs)]
+    for plan in plans:
         ws = _workspace(seed)
         try:
-            reports.append(run_tests(sandbox, ws, seed.manifest, env, limits=limits))
+            reports.append(
+                run_tests(
+                    sandbox,
+                    ws,
+                    seed.manifest,
+                    env,
+                    limits=limits,
+                    order=plan.order,
+                    seed=plan.seed,
+                    warm=plan.warm,
+                )
+            )
         finally:
             shutil.rmtree(ws, ignore_errors=True)
         if reports[-1].timed_out:
             break
     baseline = summarize(seed, env, reports, runs=runs)
+    baseline = replace(
+        baseline,
+        plans=tuple(
+            f"{p.order}/{p.seed}/{'warm' if p.warm else 'cold'}" for p in plans[: len(reports)]
+        ),
+    )
     if cache_file is not None and baseline.usable:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache_file.with_suffix(".tmp")

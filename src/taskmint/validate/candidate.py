@@ -15,7 +15,7 @@ from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
-from taskmint.validate.baseline import Baseline
+from taskmint.validate.baseline import Baseline, run_plan
 from taskmint.validate.selection import select_tests
 
 __all__ = ["broken_run_limits", "materialize", "validate_candidate"]
@@ -80,14 +80,22 @@ def validate_candidate(
             )
     observed = set(selected) if selected is not None else stable
     reports: list[RunReport] = []
-    for _ in range(runs):
+    for index in range(runs):
+        plan = run_plan(index)
         try:
             ws = materialize(seed, candidate.breaking_patch)
         except PatchError as exc:
             return verdict("excise_failed", str(exc))
         try:
             report = run_tests(
-                sandbox, ws, seed.manifest, env, limits=run_limits, test_ids=selected
+                sandbox,
+                ws,
+                seed.manifest,
+                env,
+                limits=run_limits,
+                test_ids=selected,
+                order=plan.order,
+                seed=plan.seed,
             )
         except SandboxError as exc:
             return verdict("sandbox_error", str(exc))
@@ -116,23 +124,28 @@ def validate_candidate(
     newly_passing = sorted(
         tid for tid in baseline.failing if maps and all(m.get(tid) == "passed" for m in maps)
     )
+    # A test with mixed results on the broken tree is dropped (neither FAIL_TO_PASS nor
+    # PASS_TO_PASS), like a test that flakes on the original; the task keeps the rest.
     common = {
         "fail_to_pass": tuple(f2p),
         "pass_to_pass": tuple(p2p),
         "flaky_tests": baseline.flaky,
+        "dropped_tests": tuple(unstable),
         "broken_runs": len(reports),
         "tests_run": len(observed),
+        "test_time": round(sum(r.duration for rep in reports for r in rep.results), 4),
     }
-    if unstable:
-        return verdict(
-            "unstable",
-            f"{len(unstable)} test(s) had mixed results on the broken tree, e.g. {unstable[0]}",
-            **common,
-        )
     if newly_passing:
         return verdict(
             "side_effects",
             f"{len(newly_passing)} test(s) that fail on the original pass on the broken tree",
+            **common,
+        )
+    if not f2p and unstable:
+        return verdict(
+            "unstable",
+            f"{len(unstable)} test(s) had mixed results on the broken tree, e.g. {unstable[0]},"
+            " and no other test fails",
             **common,
         )
     if not f2p:

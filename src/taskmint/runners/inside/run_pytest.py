@@ -2,7 +2,8 @@
 
 Usage: python -I -B run_pytest.py REPORT NONCE OPTIONS_JSON -- PYTEST_ARGS...
 OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
-"select": null | [test ids]} (the selection may also come from a file, "select_file").
+"select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int}
+(the selection may also come from a file, "select_file").
 Runs with -I (isolated: no PYTHON* variables, no user site) so the environment cannot inject
 start-up code; the seed's import paths are added here, explicitly.
 """
@@ -72,7 +73,14 @@ def main() -> int:
     if options.get("select_file"):
         with open(options["select_file"], encoding="utf-8") as fh:
             select = json.load(fh)
-    plugin.configure(report, nonce, cov, select)
+    plugin.configure(
+        report,
+        nonce,
+        cov,
+        select,
+        order=options.get("order", "declared"),
+        seed=options.get("seed"),
+    )
     try:
         return int(pytest.main(sys.argv[5:], plugins=[plugin]))
     finally:

@@ -9,26 +9,47 @@ from __future__ import annotations
 
 import json
 import os
+import random
 
 import pytest
 
-_state: dict[str, object] = {"fh": None, "nonce": "", "cov": None, "select": None, "ctx": ""}
+_state: dict[str, object] = {
+    "fh": None,
+    "nonce": "",
+    "cov": None,
+    "select": None,
+    "ctx": "",
+    "order": "declared",
+    "seed": None,
+}
 
 
-def configure(path: str, nonce: str, cov: object = None, select: list[str] | None = None) -> None:
+def configure(
+    path: str,
+    nonce: str,
+    cov: object = None,
+    select: list[str] | None = None,
+    order: str = "declared",
+    seed: int | None = None,
+) -> None:
     """Open the report file (called by the bootstrap before pytest starts).
 
     `cov`, when given, is a started `coverage.Coverage`: each test phase then gets its own
     dynamic context, "<nodeid>|setup", "<nodeid>|run" or "<nodeid>|teardown"; code run
     outside any test (imports during collection) and fixtures wider than one test (module,
     session scope: shared by several tests) get the empty context. `select`, when given, is
-    the set of test ids to run: every other collected test is deselected.
+    the set of test ids to run: every other collected test is deselected. `order` is
+    "declared", "reverse" or "shuffle" (seeded by `seed`): the order the kept tests run in.
+    `seed`, when given, also reseeds `random` before each test from (seed, test id), so a
+    test's random draws do not depend on the order or on the other tests.
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     _state["fh"] = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
     _state["nonce"] = nonce
     _state["cov"] = cov
     _state["select"] = set(select) if select is not None else None
+    _state["order"] = order
+    _state["seed"] = seed
 
 
 def _context(name: str) -> None:
@@ -72,18 +93,23 @@ def pytest_make_collect_report(collector):  # type: ignore[no-untyped-def]
 def pytest_collection_modifyitems(session, config, items):  # type: ignore[no-untyped-def]
     """Keep only the selected tests, when a selection was given."""
     select = _state["select"]
-    if select is None:
-        return
-    keep = [item for item in items if item.nodeid in select]
-    drop = [item for item in items if item.nodeid not in select]
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-    items[:] = keep
+    if select is not None:
+        keep = [item for item in items if item.nodeid in select]
+        drop = [item for item in items if item.nodeid not in select]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+    if _state["order"] == "reverse":
+        items.reverse()
+    elif _state["order"] == "shuffle":
+        random.Random(f"order|{_state['seed']}").shuffle(items)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):  # type: ignore[no-untyped-def]
-    """Attribute what setup runs to this test's setup context."""
+    """Attribute what setup runs to this test's setup context; reseed `random`."""
+    if _state["seed"] is not None:
+        random.seed(f"{_state['seed']}|{item.nodeid}")
     _context(item.nodeid + "|setup")
     yield
     _context("")

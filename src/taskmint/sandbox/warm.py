@@ -1,0 +1,284 @@
+"""Warm runs for the local backend: fork servers that pay interpreter start-up once.
+
+A fork server (`runners/inside/forkserver.py`) is a Python interpreter started once, under
+bubblewrap with the same root, mounts and environment as a cold run, that has imported pytest,
+coverage and the seed's third-party packages. Each run it serves is a fresh fork that enters its
+own mount, PID, network, IPC and UTS namespaces, sees only its own workspace, report folder,
+/tmp and /dev/shm, takes the run's rlimits, and drops to its own unprivileged uid with no
+capabilities and no_new_privs: the isolation of a cold run (the tests in
+`tests/sandbox/test_isolation.py` run against both).
+
+What differs from a cold run, by design: the interpreter's hash seed is the server's (one
+random seed per server, not per run), and modules the server preloaded are already imported.
+Runs that must vary the hash seed (the original suite's flake detection) ask for a cold run with
+`RunSpec(warm=False)`.
+
+The host moves a run's workspace and report folder into the server's spool (a rename on the
+same file system) for the run, and back afterwards. A server that does not answer within the
+run's wall-clock limit plus a grace period is killed with its whole process group, and the run
+is reported as timed out; a server that cannot start makes runs fall back to cold ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from taskmint.errors import SandboxError
+from taskmint.sandbox.base import Mount, RunResult, RunSpec
+
+__all__ = ["SERVER_CAPS", "ForkServer", "WarmPool", "WarmUnavailable"]
+
+_SERVER = "forkserver.py"
+_SPOOL = "/spool"
+_FLAGS = ("-I", "-B")
+_GRACE = 15.0  # seconds past a run's wall limit before the host kills the server itself
+_START_TIMEOUT = 120.0
+SERVER_CAPS = (
+    "CAP_SYS_ADMIN",  # unshare and mount, for each run's namespaces
+    "CAP_NET_ADMIN",  # bring up loopback in each run's network namespace
+    "CAP_SETUID",
+    "CAP_SETGID",
+    "CAP_SETPCAP",  # empty each run's bounding set
+    "CAP_KILL",  # kill a run (another uid) at its deadline
+    "CAP_DAC_OVERRIDE",  # reach workspaces owned by the runs' uids
+    "CAP_SYS_RESOURCE",
+)
+
+
+class WarmUnavailable(SandboxError):
+    """This run cannot be served warm, and nothing of it has run: the caller runs it cold."""
+
+
+ServerArgv = Callable[[tuple[Mount, ...], tuple[tuple[str, str], ...], str, str], list[str]]
+
+
+class ForkServer:
+    """One fork server process and its spool folder; serves one run at a time."""
+
+    def __init__(
+        self,
+        make_argv: ServerArgv,
+        mounts: tuple[Mount, ...],
+        env: tuple[tuple[str, str], ...],
+        python: str,
+    ) -> None:
+        self.python = python
+        self.spool = Path(tempfile.mkdtemp(prefix="taskmint-spool-"))
+        os.chmod(self.spool, 0o755)
+        runner = next((m.target for m in mounts if m.source.endswith("inside")), None)
+        if runner is None:
+            raise WarmUnavailable("the runner files are not mounted")
+        options = json.dumps({"preload": "auto"})
+        argv = make_argv(mounts, env, str(self.spool), _SPOOL)
+        argv += [python, *_FLAGS, f"{runner}/{_SERVER}", options]
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.log,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self.close()
+            raise WarmUnavailable(f"could not start the fork server: {exc}") from exc
+        line = self._readline(_START_TIMEOUT)
+        if line is None or not json.loads(line).get("ready"):
+            self.close()
+            raise WarmUnavailable(f"the fork server did not start: {self._log_tail()}")
+        self.runs = 0
+
+    def _log_tail(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")[-2000:]
+
+    def _readline(self, timeout: float) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        buf = b""
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server process is still running."""
+        return self.proc.poll() is None
+
+    def run(self, spec: RunSpec, uid: int) -> RunResult:
+        """Serve `spec` as uid `uid`; the workspace comes back modified, as after a cold run."""
+        run_id = secrets.token_hex(8)
+        run_dir = self.spool / run_id
+        run_dir.mkdir(mode=0o755)
+        ws = run_dir / "ws"
+        report = run_dir / "report"
+        moved: list[tuple[Path, Path]] = []
+        start = time.monotonic()
+        try:
+            try:
+                os.rename(spec.workspace, ws)
+                moved.append((ws, Path(spec.workspace)))
+                if spec.report_dir is not None:
+                    os.rename(spec.report_dir, report)
+                    moved.append((report, Path(spec.report_dir)))
+            except OSError as exc:
+                raise WarmUnavailable(f"cannot move the workspace into the spool: {exc}") from exc
+            request = {
+                "run": run_id,
+                "argv": list(spec.argv),
+                "env": [list(kv) for kv in spec.env],
+                "cwd": spec.cwd,
+                "uid": uid,
+                "report": spec.report_dir is not None,
+                "limits": {
+                    "wall_seconds": spec.limits.wall_seconds,
+                    "cpu_seconds": spec.limits.cpu_seconds,
+                    "memory_bytes": spec.limits.memory_bytes,
+                    "processes": spec.limits.processes,
+                    "file_bytes": spec.limits.file_bytes,
+                    "output_bytes": spec.limits.output_bytes,
+                    "open_files": spec.limits.open_files,
+                },
+            }
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError as exc:
+                raise WarmUnavailable(f"the fork server is gone: {exc}") from exc
+            line = self._readline(spec.limits.wall_seconds + _GRACE)
+            if line is None:
+                # No answer in time: the server itself is stuck or dead. Kill it and everything
+                # it started; the run counts as timed out if it ran out its limit.
+                self.close()
+                if time.monotonic() - start >= spec.limits.wall_seconds:
+                    return RunResult(
+                        exit_code=None,
+                        timed_out=True,
+                        wall_time=time.monotonic() - start,
+                        output="",
+                    )
+                # The run may have changed the workspace: no cold retry over it.
+                raise SandboxError(f"the fork server died during a run: {self._log_tail()}")
+            resp = json.loads(line)
+            if resp.get("error"):
+                raise SandboxError(f"the fork server could not run it: {resp['error']}")
+            self.runs += 1
+            return RunResult(
+                exit_code=resp["exit_code"],
+                timed_out=bool(resp["timed_out"]),
+                wall_time=time.monotonic() - start,
+                output=base64.b64decode(resp["output"]).decode("utf-8", "replace"),
+                output_truncated=bool(resp["truncated"]),
+            )
+        finally:
+            for src, dst in reversed(moved):
+                with contextlib.suppress(OSError):
+                    os.rename(src, dst)
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def close(self) -> None:
+        """Stop the server and everything it started."""
+        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        proc = getattr(self, "proc", None)
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        shutil.rmtree(self.spool, ignore_errors=True)
+
+
+class WarmPool:
+    """Idle fork servers by key (interpreter, mounts, environment), started on demand."""
+
+    def __init__(self, make_argv: ServerArgv, max_idle: int = 4) -> None:
+        self.make_argv = make_argv
+        self.max_idle = max_idle
+        self._idle: dict[tuple[object, ...], list[ForkServer]] = {}
+        self._broken: set[tuple[object, ...]] = set()
+        self._lock = threading.Lock()
+        self.started = 0  # servers started
+        self.served = 0  # runs served warm
+
+    @staticmethod
+    def eligible(spec: RunSpec) -> bool:
+        """Whether `spec` is a `python -I -B SCRIPT|-c CODE ...` run a server can do."""
+        argv = spec.argv
+        return (
+            spec.warm
+            and len(argv) >= 4
+            and argv[0].startswith("/")
+            and tuple(argv[1:3]) == _FLAGS
+            and ((argv[3] == "-c" and len(argv) >= 5) or not argv[3].startswith("-"))
+        )
+
+    def run(self, spec: RunSpec, uid: int) -> RunResult:
+        """Run `spec` on an idle server of its key (starting one if none is idle)."""
+        key = (spec.argv[0], spec.mounts, spec.env)
+        with self._lock:
+            if key in self._broken:
+                raise WarmUnavailable("fork servers for this environment failed to start")
+            idle = self._idle.setdefault(key, [])
+            server = idle.pop() if idle else None
+        if server is None or not server.alive:
+            try:
+                server = ForkServer(self.make_argv, spec.mounts, spec.env, spec.argv[0])
+            except WarmUnavailable:
+                with self._lock:
+                    self._broken.add(key)
+                raise
+            self.started += 1
+        try:
+            result = server.run(spec, uid)
+        except BaseException:
+            server.close()
+            raise
+        with self._lock:
+            self.served += 1
+            idle = self._idle.setdefault(key, [])
+            if server.alive and len(idle) < self.max_idle:
+                idle.append(server)
+                server = None
+        if server is not None:
+            server.close()
+        return result
+
+    def close(self) -> None:
+        """Stop every idle server."""
+        with self._lock:
+            servers = [s for idle in self._idle.values() for s in idle]
+            self._idle.clear()
+        for server in servers:
+            server.close()

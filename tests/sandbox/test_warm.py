@@ -1,0 +1,150 @@
+"""Warm runs (fork servers) of the local sandbox: what a cold run guarantees, a warm one must too.
+
+The isolation tests shared with cold runs live in test_local.py (parametrized over both); these
+are the ones specific to a long-lived server that serves one run after another.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from taskmint.acquire.snapshot import copy_tree
+from taskmint.config import Limits, SandboxConfig
+from taskmint.records import Environment, SeedApp
+from taskmint.runners import run_tests
+from taskmint.runners.adapters import PytestAdapter
+from taskmint.sandbox import LocalSandbox, RunSpec
+
+LIMITS = Limits(wall_seconds=30)
+
+
+@pytest.fixture(scope="module")
+def warm_box():  # type: ignore[no-untyped-def]
+    box = LocalSandbox(SandboxConfig(warm=True))
+    yield box
+    box.close()
+
+
+def _spec(env: Environment, ws: Path, code: str) -> RunSpec:
+    return RunSpec(
+        argv=("/opt/venv/bin/python", "-I", "-B", "-c", code),
+        workspace=str(ws),
+        mounts=tuple(PytestAdapter().mounts(env)),
+        env=(("PATH", "/usr/bin:/bin"), ("HOME", "/tmp")),
+        limits=LIMITS,
+    )
+
+
+def _run(box: LocalSandbox, env: Environment, tmp_path: Path, name: str, code: str) -> str:
+    ws = tmp_path / name
+    ws.mkdir()
+    assert box.warm is not None
+    served = box.warm.served
+    result = box.run(_spec(env, ws, code))
+    assert box.warm.served == served + 1, "the run was not served warm"
+    return result.output
+
+
+def test_a_warm_run_has_no_privileges_and_its_own_namespaces(warm_box, tiny_env, tmp_path):
+    code = """
+import os, socket, subprocess
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "NSpid"):
+    print(key, status[key].strip())
+print("uid", os.getuid(), os.geteuid(), os.getgroups())
+print("pids", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
+print("spool", os.listdir("/spool"))
+print("host", socket.gethostname())
+try:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    print("umount", libc.umount2(b"/spool", 2), ctypes.get_errno())
+except OSError as exc:
+    print("umount", exc)
+"""
+    out = _run(warm_box, tiny_env, tmp_path, "a", code)
+    for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert f"{key} 0000000000000000" in out, out
+    assert "NoNewPrivs 1" in out
+    assert "NSpid 2" in out  # PID 2 of its own namespace: its init is 1, the server is unseen
+    assert "pids [1, 2]" in out, out
+    assert "spool []" in out  # other runs' workspaces are covered
+    assert "host sandbox" in out
+    assert "umount -1 1" in out  # EPERM: the cover cannot be lifted
+    uid = int(out.split("uid ", 1)[1].split()[0])
+    assert uid >= 200_000
+
+
+def test_one_run_leaves_nothing_for_the_next(warm_box, tiny_env, tmp_path):
+    write = """
+import os
+for d in ("/tmp", "/dev/shm"):
+    if os.path.isdir(d):
+        open(os.path.join(d, "secret"), "w").write("answer")
+print("WROTE")
+"""
+    look = """
+import os
+for d in ("/tmp", "/dev/shm"):
+    print(d, os.path.exists(os.path.join(d, "secret")))
+import sys
+print("modules", "secret_module" in sys.modules)
+"""
+    assert "WROTE" in _run(
+        warm_box,
+        tiny_env,
+        tmp_path,
+        "w",
+        write + "import sys\nsys.modules['secret_module'] = sys\n",
+    )
+    out = _run(warm_box, tiny_env, tmp_path, "r", look)
+    assert "/tmp False" in out
+    assert "/dev/shm True" not in out
+    assert "modules False" in out
+
+
+def test_a_workspace_copy_of_a_preloaded_package_wins(warm_box, tiny_env, tmp_path):
+    # The server preloads the environment's packages (here `packaging`); a workspace holding a
+    # package of the same name (say, the seed itself installed by mistake) must be imported
+    # from the workspace, as in a cold run.
+    ws = tmp_path / "pkg"
+    (ws / "packaging").mkdir(parents=True)
+    (ws / "packaging" / "__init__.py").write_text("MARK = 'workspace'\n")
+    code = (
+        "import sys; sys.path.insert(0, '/workspace'); import packaging; "
+        "print('FROM', getattr(packaging, 'MARK', 'environment'))"
+    )
+    assert warm_box.warm is not None
+    result = warm_box.run(_spec(tiny_env, ws, code))
+    assert "FROM workspace" in result.output, result.output
+
+
+def test_a_server_that_cannot_start_falls_back_to_cold(tiny_env, tmp_path):
+    box = LocalSandbox(SandboxConfig(warm=True))
+    assert box.warm is not None
+    box.warm.make_argv = lambda *a: ["/bin/false", "--"]  # a "server" that exits at once
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    result = box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)"))
+    assert "RAN 42" in result.output
+    assert box.warm.served == 0
+    box.close()
+
+
+def test_a_suite_gives_the_same_outcomes_warm_and_cold(
+    warm_box, tiny_seed: SeedApp, tiny_env: Environment, tmp_path
+):
+    cold_box = LocalSandbox(SandboxConfig(warm=False))
+    maps = []
+    for box, name in ((cold_box, "cold"), (warm_box, "warm")):
+        ws = tmp_path / name
+        copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
+        report = run_tests(box, ws, tiny_seed.manifest, tiny_env, limits=LIMITS)
+        assert report.complete and report.nonce_ok
+        maps.append(report.outcome_map())
+        shutil.rmtree(ws)
+    assert maps[0] == maps[1]
+    assert len(maps[0]) >= 5
