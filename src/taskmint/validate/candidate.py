@@ -68,7 +68,7 @@ def validate_candidate(
         return verdict("original_failed", baseline.reason)
     run_limits = broken_run_limits(baseline, limits, seed.manifest.timeout)
     stable = set(baseline.stable_passed)
-    selected = select_tests(candidate, coverage, baseline.stable_passed)
+    selected = select_tests(candidate, coverage, baseline.stable_passed, seed)
     if selected is not None:
         selected = tuple(t for t in selected if t in stable)
         if not selected:

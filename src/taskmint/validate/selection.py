@@ -8,18 +8,22 @@ is None and the full suite runs.
 from __future__ import annotations
 
 from taskmint.index.coverage import CoverageMap
-from taskmint.records import Candidate
+from taskmint.records import Candidate, SeedApp
+from taskmint.validate.removal import REMOVAL, select_for_removal
 
 __all__ = ["BODY_LEVEL", "select_tests"]
 
 # Strategies whose edits stay inside function bodies: the definitions, names and imports are
 # untouched. Removing a definition (remove_function, remove_class) changes imports, attribute
-# look-ups, hasattr and dir(): those always run the full suite.
+# look-ups, hasattr and dir(): `validate.removal` selects for those.
 BODY_LEVEL = frozenset({"stub_body", "remove_block", "feature_cluster"})
 
 
 def select_tests(
-    candidate: Candidate, cmap: CoverageMap | None, universe: tuple[str, ...] | None = None
+    candidate: Candidate,
+    cmap: CoverageMap | None,
+    universe: tuple[str, ...] | None = None,
+    seed: SeedApp | None = None,
 ) -> tuple[str, ...] | None:
     """The tests to run on the broken tree, or None for the full suite.
 
@@ -45,7 +49,12 @@ def select_tests(
 
     Tests that start subprocesses running the seed's code are not seen by the coverage map;
     seeds that do so should not rely on selection (not the case for the bundled seeds).
+
+    `remove_function`, `remove_class` (given the seed, whose sources it reads): see
+    `taskmint.validate.removal`.
     """
+    if cmap is not None and seed is not None and candidate.strategy in REMOVAL:
+        return select_for_removal(candidate, cmap, seed, universe)
     if cmap is None or candidate.strategy not in BODY_LEVEL or not candidate.spans:
         return None
     picked: set[str] = set()

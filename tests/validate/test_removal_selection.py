@@ -1,0 +1,148 @@
+"""Exact selection for removed definitions, on a seed built to show every way a removal can be
+observed: by name, through a registry filled by a decorator, an operator (dunder), a stdlib base
+class calling a method back, and a dynamic `getattr(self, name)` look-up."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from taskmint.acquire import acquire
+from taskmint.envs import build_environment
+from taskmint.excise import excise
+from taskmint.index import index_seed
+from taskmint.index.coverage import coverage_map
+from taskmint.patches import unified_diff
+from taskmint.records import Candidate, SeedApp
+from taskmint.validate import run_baseline, validate_candidate
+from taskmint.validate.removal import select_for_removal
+from taskmint.validate.selection import select_tests
+from tests.conftest import LIMITS, SEEDS
+
+FILE = "shapes/geometry.py"
+
+
+@pytest.fixture(scope="module")
+def removals(cache_dir, sandbox):  # type: ignore[no-untyped-def]
+    seed = acquire(SEEDS / "removals", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
+    cmap = coverage_map(seed, env, sandbox, limits=LIMITS, cache_dir=cache_dir)
+    assert cmap is not None
+    return seed, env, baseline, cmap
+
+
+def removal(seed: SeedApp, *qualnames: str, strategy: str = "remove_function") -> Candidate:
+    """A candidate that deletes the definitions `qualnames` of FILE."""
+    text = (Path(seed.root) / FILE).read_text()
+    lines = text.splitlines(keepends=True)
+    tree = ast.parse(text)
+    drop: set[int] = set()
+    for qualname in qualnames:
+        body: list[ast.stmt] = tree.body
+        node: ast.stmt | None = None
+        for part in qualname.split("."):
+            node = next(n for n in body if getattr(n, "name", None) == part)
+            body = getattr(node, "body", [])
+        assert node is not None and node.end_lineno is not None
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        drop.update(range(first, node.end_lineno + 1))
+    new = "".join(line for i, line in enumerate(lines, 1) if i not in drop)
+    return Candidate(
+        candidate_id="-".join(qualnames),
+        snapshot_id=seed.snapshot_id,
+        seed=seed.name,
+        language="python",
+        strategy=strategy,
+        units=tuple(f"{FILE}::{q}" for q in qualnames),
+        files=(FILE,),
+        breaking_patch=unified_diff(FILE, text, new),
+        gold_patch=unified_diff(FILE, new, text),
+        removed_code="".join(line for i, line in enumerate(lines, 1) if i in drop),
+    )
+
+
+def _files(tests: tuple[str, ...] | None) -> set[str] | None:
+    return None if tests is None else {t.split("::")[0] for t in tests}
+
+
+@pytest.mark.parametrize(
+    "qualnames",
+    [
+        ("triangle_area",),  # a decorator registers it at import
+        ("Rect.__eq__",),  # operators look dunders up implicitly
+        ("ShapeEncoder.default",),  # json's encoder calls it back by a name it does not spell
+    ],
+)
+def test_implicit_look_ups_run_the_full_suite(removals, qualnames):
+    seed, _, baseline, cmap = removals
+    assert select_tests(removal(seed, *qualnames), cmap, baseline.stable_passed, seed) is None
+
+
+def test_a_name_spelled_only_by_its_tests_selects_their_files(removals):
+    seed, _, baseline, cmap = removals
+    picked = select_for_removal(removal(seed, "square_area"), cmap, seed, baseline.stable_passed)
+    # test_areas spells it; Ledger.total runs getattr(), so test_ledger is taken too
+    assert _files(picked) == {"tests/test_areas.py", "tests/test_ledger.py"}
+
+
+def test_a_dynamic_look_up_is_followed(removals):
+    seed, _, baseline, cmap = removals
+    cand = removal(seed, "Ledger.measure_two", strategy="remove_class")
+    assert _files(select_tests(cand, cmap, baseline.stable_passed, seed)) == {
+        "tests/test_ledger.py"
+    }
+
+
+def test_selected_and_full_runs_agree(removals, sandbox):
+    seed, env, baseline, cmap = removals
+    cands = [
+        removal(seed, "square_area"),
+        removal(seed, "Ledger.measure_two", strategy="remove_class"),
+        removal(seed, "Rect.perimeter"),
+        removal(seed, "Rect.area", "Rect.perimeter", strategy="remove_class"),
+        removal(seed, "Rect", strategy="remove_class"),
+    ]
+    for cand in cands:
+        fast = validate_candidate(
+            cand, seed, env, baseline, sandbox, runs=2, limits=LIMITS, coverage=cmap
+        )
+        full = validate_candidate(cand, seed, env, baseline, sandbox, runs=2, limits=LIMITS)
+        assert fast.tests_run < full.tests_run, cand.units
+        assert (fast.status, fast.fail_to_pass, fast.pass_to_pass) == (
+            full.status,
+            full.fail_to_pass,
+            full.pass_to_pass,
+        ), cand.units
+    # the dynamic look-up is what makes this one a task at all
+    dyn = validate_candidate(
+        cands[1], seed, env, baseline, sandbox, runs=2, limits=LIMITS, coverage=cmap
+    )
+    assert dyn.fail_to_pass == ("tests/test_ledger.py::test_ledger_total",)
+
+
+def test_tiny_seed_removals_agree_with_the_full_suite(
+    tiny_seed, tiny_env, tiny_baseline, sandbox, cache_dir
+):
+    cmap = coverage_map(tiny_seed, tiny_env, sandbox, limits=LIMITS, cache_dir=cache_dir)
+    cands = excise(
+        tiny_seed,
+        index_seed(tiny_seed),
+        max_candidates=30,
+        strategies=("remove_function", "remove_class"),
+    ).candidates
+    assert cands
+    for cand in cands:
+        fast = validate_candidate(
+            cand, tiny_seed, tiny_env, tiny_baseline, sandbox, runs=1, limits=LIMITS, coverage=cmap
+        )
+        full = validate_candidate(
+            cand, tiny_seed, tiny_env, tiny_baseline, sandbox, runs=1, limits=LIMITS
+        )
+        assert (fast.status, fast.fail_to_pass, fast.pass_to_pass) == (
+            full.status,
+            full.fail_to_pass,
+            full.pass_to_pass,
+        ), cand.units
