@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
@@ -49,11 +51,17 @@ class CoverageMap:
         when some line in the range ran where any test may depend on it (import of the seed's
         modules, session fixtures, teardowns): then the full suite must run.
         """
+        return self.tests_on_lines(file, range(first, last + 1), universe)
+
+    def tests_on_lines(
+        self, file: str, lines: Iterable[int], universe: tuple[str, ...] | None = None
+    ) -> tuple[str, ...] | None:
+        """Like `tests_touching`, for any set of lines of `file`."""
         per_line = self.lines.get(file, {})
         per_line_files = self.collect_lines.get(file, {})
         picked: set[int] = set()
         test_files: set[str] = set()
-        for line in range(first, last + 1):
+        for line in lines:
             idx = per_line.get(line, ())
             if -1 in idx:
                 return None
@@ -130,6 +138,89 @@ def _read(db: Path, snapshot_id: str) -> CoverageMap:
     )
 
 
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def _executed_lines(functions: list[dict[str, Any]], starts: list[int]) -> set[int]:
+    """Lines (1-based) holding a character whose innermost covering range has a count > 0.
+
+    V8's block coverage gives, per function, ranges with execution counts; nested ranges refine
+    their parent (a count of 0 marks a block that never ran)."""
+    ranges = [
+        (int(r["startOffset"]), int(r["endOffset"]), int(r["count"]))
+        for fn in functions
+        for r in fn.get("ranges", ())
+    ]
+    # Outer ranges first, so an inner range overwrites its parent's count where it applies.
+    ranges.sort(key=lambda r: (r[0], -r[1]))
+    end = starts[-1] + 1 if starts else 0
+    end = max([end, *(r[1] for r in ranges)])
+    counts = bytearray(end + 1)
+    for start, stop, count in ranges:
+        counts[start:stop] = (b"\x01" if count > 0 else b"\x00") * (stop - start)
+    lines: set[int] = set()
+    for number, first in enumerate(starts, start=1):
+        last = starts[number] if number < len(starts) else end
+        if 1 in counts[first:last]:
+            lines.add(number)
+    return lines
+
+
+def _read_v8(folder: Path, seed: SeedApp, tests: tuple[str, ...]) -> CoverageMap:
+    """Per-file coverage from V8: node runs each test file in its own process, so a source line
+    is attributed to the test files whose process executed it (never shared between files).
+    A process that loaded no test file (the runner itself) and executed seed code marks those
+    lines as shared."""
+    prefix = "file://" + WORKSPACE.rstrip("/") + "/"
+    test_files = {t.split("::", 1)[0] for t in tests}
+    sources = {
+        f
+        for f in seed.files
+        if any(f == p or f.startswith(p.rstrip("/") + "/") for p in seed.manifest.source_paths)
+    }
+    texts: dict[str, list[int]] = {}
+    by_line: dict[str, dict[int, set[str]]] = {}
+    shared: dict[str, set[int]] = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8")).get("result", [])
+        except (OSError, ValueError):
+            continue
+        scripts = {
+            str(s.get("url", ""))[len(prefix) :]: s
+            for s in result
+            if str(s.get("url", "")).startswith(prefix)
+        }
+        owners = sorted(f for f in scripts if f in test_files)
+        for rel, script in scripts.items():
+            if rel not in sources:
+                continue
+            if rel not in texts:
+                try:
+                    text = (Path(seed.root) / rel).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                texts[rel] = _line_starts(text)
+            executed = _executed_lines(script.get("functions", []), texts[rel])
+            if not owners:
+                shared.setdefault(rel, set()).update(executed)
+            for line in executed:
+                by_line.setdefault(rel, {}).setdefault(line, set()).update(owners)
+    return CoverageMap(
+        snapshot_id=seed.snapshot_id,
+        tests=tests,
+        lines={f: dict.fromkeys(ls, (-1,)) for f, ls in shared.items()},
+        collect_lines={
+            f: {n: tuple(sorted(o)) for n, o in ls.items()} for f, ls in by_line.items()
+        },
+    )
+
+
 def coverage_map(
     seed: SeedApp,
     env: Environment,
@@ -138,9 +229,7 @@ def coverage_map(
     limits: Limits,
     cache_dir: Path | None = None,
 ) -> CoverageMap | None:
-    """The coverage map of `seed` (None when it cannot be had: non-Python, or the run failed)."""
-    if seed.manifest.runner != "pytest":
-        return None
+    """The coverage map of `seed` (None when it cannot be had: the run failed)."""
     cache_file = None
     if cache_dir is not None:
         key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}"
@@ -153,9 +242,12 @@ def coverage_map(
         copy_tree(Path(seed.root), ws, seed.files)
         db = work / "coverage.db"
         report = run_tests(sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db)
-        if not report.complete or not db.is_file():
+        if not report.complete or not db.exists():
             return None
-        cmap = _read(db, seed.snapshot_id)
+        if seed.manifest.runner == "node":
+            cmap = _read_v8(db, seed, tuple(r.test_id for r in report.results))
+        else:
+            cmap = _read(db, seed.snapshot_id)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if cache_file is not None:

@@ -6,6 +6,7 @@ import abc
 import hashlib
 import json
 import posixpath
+import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,7 @@ VENV_DIR = "/opt/venv"  # the seed's environment, read-only
 REPORT_FILE = posixpath.join(REPORT_DIR, "report.jsonl")
 COVERAGE_FILE = posixpath.join(REPORT_DIR, "coverage.db")
 SELECT_FILE = posixpath.join(REPORT_DIR, "select.json")
+V8_COVERAGE_DIR = posixpath.join(REPORT_DIR, "v8cov")
 
 
 def runner_fingerprint() -> str:
@@ -77,6 +79,10 @@ class Adapter(abc.ABC):
     @abc.abstractmethod
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
         """Per-test outcomes from the report folder."""
+
+    def save_coverage(self, report_dir: Path, dest: Path) -> bool:
+        """Copy what a coverage run left in the report folder to `dest`; False if nothing."""
+        return False
 
     def inputs(self, test_ids: tuple[str, ...] | None) -> dict[str, bytes]:
         """Files the run reads from the report folder (name -> content)."""
@@ -168,6 +174,14 @@ class PytestAdapter(Adapter):
         env_vars = [*self.base_env(), ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")]
         return argv, tuple(env_vars)
 
+    def save_coverage(self, report_dir: Path, dest: Path) -> bool:
+        """coverage.py's data file (per-test contexts)."""
+        src = report_dir / posixpath.basename(COVERAGE_FILE)
+        if not src.is_file():
+            return False
+        shutil.copyfile(src, dest)
+        return True
+
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
         """Read the pytest plugin's JSON lines."""
         return parse_pytest_report(report_dir / "report.jsonl", nonce)
@@ -190,17 +204,38 @@ class NodeAdapter(Adapter):
         order: str = "declared",
         seed: int | None = None,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """`node --test` with the custom reporter; node cannot select by id or reorder tests,
-        so all files run in their declared order."""
+        """`node --test` with the custom reporter. Node runs each test file in its own process
+        and cannot select single tests by id or reorder them: a selection runs the files that
+        hold the selected tests, in their declared order. With `coverage`, every process writes
+        V8's precise block coverage into the report folder (NODE_V8_COVERAGE)."""
+        targets = (
+            list(manifest.test_paths)
+            if test_ids is None
+            else list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids))
+        )
         argv = (
             env.interpreter,
             "--test",
             f"--test-reporter={RUNNER_DIR}/node_reporter.mjs",
             f"--test-reporter-destination={REPORT_FILE}",
-            *manifest.test_paths,
+            *targets,
         )
         env_vars = [*self.base_env(), ("TASKMINT_NONCE", nonce), ("NODE_OPTIONS", "")]
+        if coverage:
+            env_vars.append(("NODE_V8_COVERAGE", V8_COVERAGE_DIR))
         return argv, tuple(env_vars)
+
+    def inputs(self, test_ids: tuple[str, ...] | None) -> dict[str, bytes]:
+        """Nothing: the selection is in the argv (the files to run)."""
+        return {}
+
+    def save_coverage(self, report_dir: Path, dest: Path) -> bool:
+        """The folder of V8 coverage files, one per process."""
+        src = report_dir / posixpath.basename(V8_COVERAGE_DIR)
+        if not src.is_dir():
+            return False
+        shutil.copytree(src, dest)
+        return True
 
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
         """Read the node reporter's JSON lines."""

@@ -66,8 +66,8 @@ def run_tests(
             )
         )
         report = adapter.parse(report_dir, nonce)
-        if coverage_out is not None and (report_dir / "coverage.db").is_file():
-            shutil.copyfile(report_dir / "coverage.db", coverage_out)
+        if coverage_out is not None:
+            adapter.save_coverage(report_dir, coverage_out)
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
     return dataclasses.replace(
