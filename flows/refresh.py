@@ -95,6 +95,7 @@ def baseline_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Ba
             runs=config.original_runs,
             limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
             cache_dir=config.cache_dir,
+            workers=config.workers,
         )
 
 

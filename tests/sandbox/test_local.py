@@ -32,14 +32,6 @@ def box(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     return _BOXES[request.param]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _close_boxes():  # type: ignore[no-untyped-def]
-    yield
-    for sb in _BOXES.values():
-        sb.close()
-    _BOXES.clear()
-
-
 def run_py(sandbox: LocalSandbox, env: Environment, tmp_path: Path, code: str, **limits: float):
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)

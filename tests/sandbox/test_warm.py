@@ -17,15 +17,25 @@ from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunSpec
+from taskmint.sandbox.warm import WarmPool
 
 LIMITS = Limits(wall_seconds=30)
 
 
 @pytest.fixture(scope="module")
-def warm_box():  # type: ignore[no-untyped-def]
-    box = LocalSandbox(SandboxConfig(warm=True))
-    yield box
-    box.close()
+def warm_box() -> LocalSandbox:
+    return LocalSandbox(SandboxConfig(warm=True))
+
+
+def test_sandboxes_configured_alike_share_their_servers(warm_box, tiny_env, tmp_path):
+    # The flows open a sandbox per task: the warm servers must outlive each of them.
+    _run(warm_box, tiny_env, tmp_path, "first", "print(1)")
+    other = LocalSandbox(SandboxConfig(warm=True))
+    assert other.warm is warm_box.warm
+    started = other.warm.started
+    other.close()
+    _run(other, tiny_env, tmp_path, "second", "print(2)")
+    assert other.warm.started == started  # served by the server the first run started
 
 
 def _spec(env: Environment, ws: Path, code: str) -> RunSpec:
@@ -124,14 +134,12 @@ def test_a_workspace_copy_of_a_preloaded_package_wins(warm_box, tiny_env, tmp_pa
 
 def test_a_server_that_cannot_start_falls_back_to_cold(tiny_env, tmp_path):
     box = LocalSandbox(SandboxConfig(warm=True))
-    assert box.warm is not None
-    box.warm.make_argv = lambda *a: ["/bin/false", "--"]  # a "server" that exits at once
+    box.warm = WarmPool(lambda *a: ["/bin/false", "--"])  # a "server" that exits at once
     ws = tmp_path / "ws"
     ws.mkdir()
     result = box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)"))
     assert "RAN 42" in result.output
     assert box.warm.served == 0
-    box.close()
 
 
 def test_a_suite_gives_the_same_outcomes_warm_and_cold(

@@ -36,7 +36,7 @@ from taskmint.sandbox.base import (
     RunSpec,
     Sandbox,
 )
-from taskmint.sandbox.warm import SERVER_CAPS, WarmPool, WarmUnavailable
+from taskmint.sandbox.warm import SERVER_CAPS, WarmUnavailable, shared_pool
 
 __all__ = ["LocalSandbox", "bwrap_path"]
 
@@ -98,7 +98,11 @@ class LocalSandbox(Sandbox):
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
         self.bwrap = bwrap_path()
-        self.warm = WarmPool(self.server_command) if self.config.warm else None
+        self.warm = (
+            shared_pool((self.bwrap, self.config.system_paths), self.server_command)
+            if self.config.warm
+            else None
+        )
 
     def server_command(
         self,
@@ -119,9 +123,8 @@ class LocalSandbox(Sandbox):
         return [*argv, "--"]
 
     def close(self) -> None:
-        """Stop the fork servers."""
-        if self.warm is not None:
-            self.warm.close()
+        """Nothing to release: the fork servers are shared by the process's local sandboxes
+        (see `sandbox.warm.shared_pool`) and stop when it exits."""
 
     def _allocate_uid(self) -> int:
         # A distinct uid per concurrent run, so one run's process limit is not another's.

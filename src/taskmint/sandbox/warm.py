@@ -21,6 +21,7 @@ is reported as timed out; a server that cannot start makes runs fall back to col
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import json
@@ -39,7 +40,31 @@ from pathlib import Path
 from taskmint.errors import SandboxError
 from taskmint.sandbox.base import Mount, RunResult, RunSpec
 
-__all__ = ["SERVER_CAPS", "ForkServer", "WarmPool", "WarmUnavailable"]
+__all__ = ["SERVER_CAPS", "ForkServer", "WarmPool", "WarmUnavailable", "shared_pool"]
+
+_SHARED: dict[tuple[object, ...], WarmPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(key: tuple[object, ...], make_argv: ServerArgv) -> WarmPool:
+    """The process-wide pool for sandboxes configured alike (`key`): sandboxes opened per task
+    (as the flows do) then reuse the same warm servers. Stopped when the process exits."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            atexit.register(_close_shared)
+        pool = _SHARED.get(key)
+        if pool is None:
+            pool = _SHARED[key] = WarmPool(make_argv)
+        return pool
+
+
+def _close_shared() -> None:
+    with _SHARED_LOCK:
+        pools = list(_SHARED.values())
+        _SHARED.clear()
+    for pool in pools:
+        pool.close()
+
 
 _SERVER = "forkserver.py"
 _SPOOL = "/spool"
@@ -221,11 +246,15 @@ class ForkServer:
 
 
 class WarmPool:
-    """Idle fork servers by key (interpreter, mounts, environment), started on demand."""
+    """Idle fork servers by key (interpreter, mounts, environment), started on demand.
 
-    def __init__(self, make_argv: ServerArgv, max_idle: int = 4) -> None:
+    At most `max_idle` idle servers per key and `max_total` over all keys (the least recently
+    used key's servers are stopped first)."""
+
+    def __init__(self, make_argv: ServerArgv, max_idle: int = 2, max_total: int = 12) -> None:
         self.make_argv = make_argv
         self.max_idle = max_idle
+        self.max_total = max_total
         self._idle: dict[tuple[object, ...], list[ForkServer]] = {}
         self._broken: set[tuple[object, ...]] = set()
         self._lock = threading.Lock()
@@ -265,14 +294,19 @@ class WarmPool:
         except BaseException:
             server.close()
             raise
+        evicted: list[ForkServer] = []
         with self._lock:
             self.served += 1
-            idle = self._idle.setdefault(key, [])
+            idle = self._idle.pop(key, [])
+            self._idle[key] = idle  # most recently used last
             if server.alive and len(idle) < self.max_idle:
                 idle.append(server)
                 server = None
-        if server is not None:
-            server.close()
+            while sum(len(v) for v in self._idle.values()) > self.max_total:
+                oldest = next(iter(self._idle))
+                evicted += self._idle.pop(oldest)
+        for stale in [*evicted, *([server] if server is not None else [])]:
+            stale.close()
         return result
 
     def close(self) -> None:

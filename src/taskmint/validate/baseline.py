@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -77,35 +78,43 @@ def run_baseline(
     runs: int,
     limits: Limits,
     cache_dir: Path | None = None,
+    workers: int = 1,
 ) -> Baseline:
-    """Run the original suite `runs` times (cached per snapshot and environment)."""
+    """Run the original suite `runs` times (cached per snapshot and environment), on up to
+    `workers` runs at a time."""
     cache_file = None
     if cache_dir is not None:
         key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p2"
         cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
         if cache_file.exists():
             return from_json_dict(Baseline, json.loads(cache_file.read_text()))
-    reports: list[RunReport] = []
     plans = [run_plan(i) for i in range(runs)]
-    for plan in plans:
+
+    def one(plan: RunPlan) -> RunReport:
         ws = _workspace(seed)
         try:
-            reports.append(
-                run_tests(
-                    sandbox,
-                    ws,
-                    seed.manifest,
-                    env,
-                    limits=limits,
-                    order=plan.order,
-                    seed=plan.seed,
-                    warm=plan.warm,
-                )
+            return run_tests(
+                sandbox,
+                ws,
+                seed.manifest,
+                env,
+                limits=limits,
+                order=plan.order,
+                seed=plan.seed,
+                warm=plan.warm,
             )
         finally:
             shutil.rmtree(ws, ignore_errors=True)
-        if reports[-1].timed_out:
-            break
+
+    reports: list[RunReport] = []
+    if workers <= 1:
+        for plan in plans:
+            reports.append(one(plan))
+            if reports[-1].timed_out:  # a hang costs one timeout, not `runs` of them
+                break
+    else:
+        with ThreadPoolExecutor(min(workers, len(plans))) as pool:
+            reports = list(pool.map(one, plans))
     baseline = summarize(seed, env, reports, runs=runs)
     baseline = replace(
         baseline,

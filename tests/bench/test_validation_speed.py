@@ -1,0 +1,193 @@
+"""Benchmark: taskmint's validation against the naive way, over the same candidates of every seed.
+
+Naive (what SWE-smith does): per seed, one cold run of the original suite; per candidate, copy
+the tree, apply the breaking patch and run the whole suite once, cold, in the sandbox, one after
+another. FAIL_TO_PASS = passed on the original, not passed on the broken tree; accepted when it
+is not empty.
+
+taskmint: per seed, 5 original runs (declared, reversed, shuffled orders; cold and warm), the
+per-test coverage map, then every candidate validated twice on the broken tree (exact test
+selection, warm runs) on a bounded pool of workers. All of it is timed, with empty caches.
+
+Compared per candidate: accept/reject and the FAIL_TO_PASS set (tests found flaky by either side
+are set aside). Printed: the speed-up, taskmint's time per candidate against its floor (the
+summed durations of every test phase its broken runs executed), candidates per minute, and
+peak memory (host process; largest sandboxed process).
+Run: `make bench` or `.venv/bin/python -m pytest -q -s tests/bench/test_validation_speed.py`.
+Knobs: TASKMINT_BENCH_CANDIDATES (per seed, default 24), TASKMINT_BENCH_SEEDS (comma list).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from taskmint.acquire import acquire
+from taskmint.acquire.snapshot import copy_tree
+from taskmint.config import Limits, SandboxConfig
+from taskmint.envs import build_environment
+from taskmint.excise import excise
+from taskmint.index import index_seed
+from taskmint.index.coverage import coverage_map
+from taskmint.patches import apply_patch
+from taskmint.records import Candidate, Environment, SeedApp, Verdict
+from taskmint.runners import run_tests
+from taskmint.sandbox import LocalSandbox
+from taskmint.validate import run_baseline, validate_candidate
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = os.environ.get("TASKMINT_BENCH_SEEDS", "sheetcalc,depsolve,kvstore,minisql,mdrender")
+PER_SEED = int(os.environ.get("TASKMINT_BENCH_CANDIDATES", "24"))
+LIMITS = Limits(wall_seconds=120)
+
+
+def naive(
+    seed: SeedApp, env: Environment, cands: list[Candidate], box: LocalSandbox
+) -> tuple[float, dict[str, tuple[bool, frozenset[str]]]]:
+    start = time.monotonic()
+
+    def full_run(patch: str | None) -> dict[str, str]:
+        ws = Path(tempfile.mkdtemp(prefix="naive-"))
+        try:
+            copy_tree(Path(seed.root), ws, seed.files)
+            if patch:
+                apply_patch(ws, patch)
+            report = run_tests(box, ws, seed.manifest, env, limits=LIMITS)
+            return dict(report.outcome_map())
+        finally:
+            shutil.rmtree(ws, ignore_errors=True)
+
+    original = full_run(None)
+    passed = {t for t, o in original.items() if o == "passed"}
+    out = {}
+    for cand in cands:
+        broken = full_run(cand.breaking_patch)
+        f2p = frozenset(t for t in passed if broken.get(t) != "passed")
+        out[cand.candidate_id] = (bool(f2p), f2p)
+    return time.monotonic() - start, out
+
+
+def taskmint(
+    seed: SeedApp, env: Environment, cands: list[Candidate], box: LocalSandbox, workers: int
+) -> tuple[float, float, list[Verdict], frozenset[str]]:
+    cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+    try:
+        start = time.monotonic()
+        baseline = run_baseline(seed, env, box, runs=5, limits=LIMITS, workers=workers)
+        cmap = coverage_map(seed, env, box, limits=LIMITS, cache_dir=cache)
+        per_seed = time.monotonic() - start
+        with ThreadPoolExecutor(workers) as pool:
+            verdicts = list(
+                pool.map(
+                    lambda c: validate_candidate(
+                        c, seed, env, baseline, box, runs=2, limits=LIMITS, coverage=cmap
+                    ),
+                    cands,
+                )
+            )
+        return time.monotonic() - start, per_seed, verdicts, frozenset(baseline.flaky)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cold = LocalSandbox(SandboxConfig(warm=False))
+    warm = LocalSandbox(SandboxConfig(warm=True))
+    rows = []
+    totals = {"naive": 0.0, "tm2": 0.0, "tm1": 0.0, "per_seed": 0.0}
+    floors: list[tuple[float, float]] = []
+    agree = disagree = 0
+    n_total = 0
+    for name in SEEDS.split(","):
+        seed = acquire(ROOT / "seed_apps" / name, cache_dir=cache)
+        env = build_environment(seed.manifest, cache_dir=cache)
+        cands = excise(seed, index_seed(seed), max_candidates=PER_SEED).candidates
+        n_total += len(cands)
+        t_naive, naive_out = naive(seed, env, cands, cold)
+        t_tm2, per_seed, verdicts, flaky = taskmint(seed, env, cands, warm, workers=2)
+        t_tm1, _, verdicts1, _ = taskmint(seed, env, cands, warm, workers=1)
+        for v, v1 in zip(verdicts, verdicts1, strict=True):
+            assert (v.status, v.fail_to_pass) == (v1.status, v1.fail_to_pass), v.candidate_id
+        seed_agree = 0
+        for cand, v in zip(cands, verdicts, strict=True):
+            n_acc, n_f2p = naive_out[cand.candidate_id]
+            skip = flaky | set(v.dropped_tests)
+            same = v.accepted == n_acc and set(v.fail_to_pass) - skip == set(n_f2p) - skip
+            if same:
+                seed_agree += 1
+            else:
+                print(
+                    f"  DIFFER {name} {cand.strategy} {cand.units}: taskmint {v.status} "
+                    f"{sorted(v.fail_to_pass)[:3]} naive {n_acc} {sorted(n_f2p)[:3]} ({v.reason})"
+                )
+            if v.test_time > 0:
+                floors.append((v.wall_time, v.test_time))
+        agree += seed_agree
+        disagree += len(cands) - seed_agree
+        totals["naive"] += t_naive
+        totals["tm2"] += t_tm2
+        totals["tm1"] += t_tm1
+        totals["per_seed"] += per_seed
+        rows.append(
+            (
+                name,
+                len(cands),
+                sum(v.accepted for v in verdicts),
+                t_naive,
+                t_tm2,
+                t_tm1,
+                per_seed,
+                seed_agree,
+            )
+        )
+    warm.close()
+    print()
+    print(
+        f"{'seed':10} {'cands':>5} {'acc':>4} {'naive s':>8} {'tm(2) s':>8} {'tm(1) s':>8} "
+        f"{'per-seed':>8} {'x(2)':>6} {'x(1)':>6} {'same':>5}"
+    )
+    for name, n, acc, tn, t2, t1, ps, same in rows:
+        print(
+            f"{name:10} {n:5d} {acc:4d} {tn:8.1f} {t2:8.1f} {t1:8.1f} {ps:8.1f} "
+            f"{tn / t2:6.1f} {tn / t1:6.1f} {same:5d}"
+        )
+    print(
+        f"{'all':10} {n_total:5d} {'':4} {totals['naive']:8.1f} {totals['tm2']:8.1f} "
+        f"{totals['tm1']:8.1f} {totals['per_seed']:8.1f} "
+        f"{totals['naive'] / totals['tm2']:6.1f} {totals['naive'] / totals['tm1']:6.1f} "
+        f"{agree:5d}"
+    )
+    print(
+        f"same verdict and FAIL_TO_PASS: {agree}/{agree + disagree} "
+        f"({100 * agree / max(agree + disagree, 1):.1f}%)"
+    )
+    print(
+        f"speed-up over naive: {totals['naive'] / totals['tm2']:.1f}x with 2 workers, "
+        f"{totals['naive'] / totals['tm1']:.1f}x with 1 worker"
+    )
+    if floors:
+        ratios = [w / f for w, f in floors]
+        print(
+            f"per-candidate validation time / floor (summed test durations of its runs): "
+            f"median {statistics.median(ratios):.1f}x, "
+            f"total {sum(w for w, _ in floors) / sum(f for _, f in floors):.1f}x "
+            f"over {len(floors)} candidates; "
+            f"median wall {statistics.median(w for w, _ in floors):.3f}s, "
+            f"median floor {statistics.median(f for _, f in floors):.3f}s"
+        )
+    print(
+        f"candidates per minute: naive {60 * n_total / totals['naive']:.1f}, "
+        f"taskmint {60 * n_total / totals['tm2']:.1f} (2 workers), "
+        f"{60 * n_total / totals['tm1']:.1f} (1 worker)"
+    )
+    host = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak memory: host process {host:.0f} MiB; largest sandboxed process {child:.0f} MiB")
+    assert agree + disagree == n_total
