@@ -146,3 +146,25 @@ def test_tiny_seed_removals_agree_with_the_full_suite(
             full.fail_to_pass,
             full.pass_to_pass,
         ), cand.units
+
+
+def test_lookup_text_blanks_bindings_and_docstrings_only(tmp_path: Path) -> None:
+    from taskmint.validate.removal import _lookup_text
+
+    src = tmp_path / "mod.py"
+    src.write_text(
+        '"""Docstring naming area and getattr."""\n'
+        "def area(width, height=area_default):\n"
+        '    """area again."""\n'
+        '    return getattr(shape, "area")\n'
+        "class Area(Base, key=area):\n"
+        "    pass\n"
+        "x = 'area'  # a string that is not a bare statement\n"
+    )
+    text = _lookup_text(str(src))
+    assert text[0].strip() == "" and text[2].strip() == ""
+    assert "area(" not in text[1] and "width" not in text[1]
+    assert "area_default" in text[1]  # a default value is a look-up
+    assert text[3] == '    return getattr(shape, "area")'
+    assert "Area" not in text[4] and "Base" in text[4] and "key=area" in text[4]
+    assert "'area'" in text[6]

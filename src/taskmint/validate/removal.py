@@ -22,6 +22,11 @@ session fixture or a teardown) also means the full suite, except the headers of 
 definitions themselves, which run at import whether or not anyone uses them (their decorators
 and default values were refused or checked to be side-effect free). Helper modules among the
 test paths (conftest.py, shared helpers) that mention `n` or a dynamic look-up: full suite.
+
+"Mentions" are read on the lines with what cannot look a name up blanked out (`_lookup_text`):
+docstrings and other bare string statements, the name a `def`/`class` binds and parameter names.
+A method `parse` elsewhere, or a docstring saying "inspect", then no longer pulls in the full
+suite just because it ran at import.
 """
 
 from __future__ import annotations
@@ -69,6 +74,63 @@ def _read(path: str) -> tuple[str, ...]:
         return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
     except OSError:
         return ()
+
+
+@functools.lru_cache(maxsize=512)
+def _lookup_text(path: str) -> tuple[str, ...]:
+    """The file's lines with what cannot look a name up blanked out: bare string statements
+    (docstrings; doctests never run here, since the seed's pytest configuration is not used)
+    and the name a `def` or `class` statement binds (binding is not a look-up; its decorators,
+    defaults and bases stay). Strings elsewhere stay: `getattr(x, "n")` spells `n`."""
+    lines = list(_read(path))
+    tree = _parse(path)
+    if tree is None or len(lines) != _physical_lines(path):
+        return tuple(lines)  # unparsable, or line numbers that may not match the parser's
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and node.end_lineno is not None
+        ):
+            first, last = node.lineno, node.end_lineno
+            if _alone(lines, first, node.col_offset, last, node.end_col_offset):
+                for i in range(first - 1, min(last, len(lines))):
+                    lines[i] = ""
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            i = node.lineno - 1
+            if 0 <= i < len(lines):
+                kw = "class" if isinstance(node, ast.ClassDef) else "def"
+                pattern = rf"\b{kw}\s+{re.escape(node.name)}(?!\w)"
+                lines[i] = re.sub(pattern, lambda m: " " * len(m.group(0)), lines[i], count=1)
+        elif isinstance(node, ast.arg) and node.end_col_offset is not None:
+            # a parameter's name binds; its annotation and default are separate nodes
+            i = node.lineno - 1
+            if 0 <= i < len(lines) and node.end_lineno == node.lineno:
+                raw = lines[i].encode("utf-8")
+                start, stop = node.col_offset, node.col_offset + len(node.arg.encode("utf-8"))
+                if raw[start:stop] == node.arg.encode("utf-8"):
+                    lines[i] = (raw[:start] + b" " * (stop - start) + raw[stop:]).decode(
+                        "utf-8", errors="replace"
+                    )
+    return tuple(lines)
+
+
+def _physical_lines(path: str) -> int:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return -1
+    return len(re.split(r"\r\n|\r|\n", text)) - (1 if re.search(r"(\r\n|\r|\n)$", text) else 0)
+
+
+def _alone(lines: list[str], first: int, col: int, last: int, end_col: int | None) -> bool:
+    """Whether a statement spanning (first, col)..(last, end_col) has its lines to itself."""
+    if not (0 < first <= len(lines) and 0 < last <= len(lines)) or end_col is None:
+        return False
+    before = lines[first - 1][:col].strip()
+    after = lines[last - 1][end_col:].strip()
+    return not before and (not after or after.startswith("#"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -257,7 +319,7 @@ def select_for_removal(
 
     lines_by_file: dict[str, set[int]] = {}
     for file, per_line in cmap.lines.items():
-        text = _read(str(root / file))
+        text = _lookup_text(str(root / file))
         for line in per_line:
             in_removed = False
             for first, last, header in spans.get(file, ()):
@@ -281,7 +343,7 @@ def select_for_removal(
     pool = cmap.tests if universe is None else universe
     test_files = {t.split("::", 1)[0] for t in pool}
     for rel in _test_path_files(seed):
-        whole = "\n".join(_read(str(root / rel)))
+        whole = "\n".join(_lookup_text(str(root / rel)))
         if not (mention.search(whole) or DYNAMIC.search(whole)):
             continue
         if rel in test_files:
