@@ -17,11 +17,15 @@ def test_version_layout_and_manifest(tiny_dataset: Path, tiny_tasks):
     assert tiny_dataset.name == "v0001"
     manifest = verify_manifest(tiny_dataset)
     assert manifest["tasks"] == len(tiny_tasks)
+    shards = manifest["splits"]["tasks"]["train"]
+    assert len(shards) == 8  # the default ShardPolicy divisor
+    assert sum(s["rows"] for s in shards) == len(tiny_tasks)
     assert set(manifest["files"]) == {
         "README.md",
         "environments/train-00000-of-00001.parquet",
-        "tasks/train-00000-of-00001.parquet",
+        *(s["path"] for s in shards),
     }
+    assert manifest["parent"] is None and manifest["tombstones"] == []
     assert (tiny_dataset.parent / "LATEST").read_text().strip() == "v0001"
     assert latest_version(tiny_dataset.parent) == tiny_dataset
 
@@ -89,12 +93,19 @@ def test_republishing_the_same_tasks_reuses_the_version(tiny_tasks, tiny_seed, t
 def test_corrupt_or_missing_shards_are_named(tiny_tasks, tiny_seed, tiny_env, tmp_path):
     seeds = [(tiny_seed, tiny_env.env_id, tiny_env.python_version)]
     version = Path(publish(tiny_tasks, seeds, root=tmp_path, name="d").path)
-    shard = version / "tasks" / "train-00000-of-00001.parquet"
-    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")
-    with pytest.raises(DatasetError, match=r"train-00000-of-00001\.parquet.*sha256"):
+    entry = next(s for s in verify_manifest(version)["splits"]["tasks"]["train"] if s["rows"])
+    shard = version / entry["path"]
+    name = shard.name.replace(".", r"\.")
+    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")  # same size, other bytes
+    with pytest.raises(DatasetError, match=rf"{name} does not match its sha256.*republish"):
+        list(load_tasks(version))
+    with pytest.raises(DatasetError, match=rf"{name} does not match its sha256"):
+        verify_manifest(version)
+    shard.write_bytes(b"truncated")
+    with pytest.raises(DatasetError, match=rf"{name} has 9 bytes, manifest.json says"):
         load_tasks(version)
     shard.unlink()
-    with pytest.raises(DatasetError, match="missing"):
+    with pytest.raises(DatasetError, match=rf"{name} is missing .*republish the version"):
         load_tasks(version)
 
 
