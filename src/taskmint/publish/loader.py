@@ -162,10 +162,19 @@ class TaskStream:
     pass it to `split_dataset_by_node` through `split_by_node`, or to a DataLoader.
     """
 
-    def __init__(self, dataset: Any, *, ref: VersionRef, rows: int | None) -> None:
-        self.dataset = dataset
+    def __init__(
+        self, dataset: Any, *, ref: VersionRef, rows: int | None, part: tuple[int, int] = (0, 1)
+    ) -> None:
+        self._base = dataset
+        self._part = part
+        if part == (0, 1):
+            self.dataset = dataset
+        else:
+            from datasets.distributed import split_dataset_by_node
+
+            self.dataset = split_dataset_by_node(dataset, rank=part[0], world_size=part[1])
         self.ref = ref
-        self._rows = rows
+        self._rows = rows if part == (0, 1) else None
 
     def __iter__(self) -> Iterator[Task]:
         origin = self.ref.url
@@ -184,27 +193,25 @@ class TaskStream:
 
     @property
     def num_shards(self) -> int:
-        """How many data sources (shards) the stream has."""
-        return int(self.dataset.num_shards)
+        """How many data sources (shards) the whole version has."""
+        return int(self._base.num_shards)
 
     def split_by_node(self, rank: int, world_size: int) -> TaskStream:
-        """This node's part (`datasets.distributed.split_dataset_by_node`): whole shards when
-        the shard count divides by `world_size`, which the publish shard policy arranges."""
-        from datasets.distributed import split_dataset_by_node
-
-        return TaskStream(
-            split_dataset_by_node(self.dataset, rank=rank, world_size=world_size),
-            ref=self.ref,
-            rows=None,
-        )
+        """This node's part, by `datasets.distributed.split_dataset_by_node`: shards rank,
+        rank + world_size, ... (whole shards when the shard count divides by `world_size`,
+        which the publish shard policy arranges; otherwise every world_size-th row)."""
+        r, w = self._part
+        return self._with_part(r + w * rank, w * world_size)
 
     def shard(self, num_shards: int, index: int) -> TaskStream:
-        """One of `num_shards` disjoint parts by whole shards (e.g. one per loader worker)."""
-        return TaskStream(
-            self.dataset.shard(num_shards=num_shards, index=index, contiguous=False),
-            ref=self.ref,
-            rows=None,
-        )
+        """One of `num_shards` disjoint parts of this stream (one per DataLoader worker):
+        on node r of W, worker i of K reads global part r + W * i of W * K."""
+        return self.split_by_node(index, num_shards)
+
+    def _with_part(self, rank: int, world_size: int) -> TaskStream:
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in [0, {world_size})")
+        return TaskStream(self._base, ref=self.ref, rows=None, part=(rank, world_size))
 
     def state_dict(self) -> dict[str, Any]:
         """Where the stream is: save it with a checkpoint."""
