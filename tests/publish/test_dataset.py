@@ -11,6 +11,7 @@ import pytest
 
 from taskmint.errors import DatasetError
 from taskmint.publish import latest_version, load_seed, load_tasks, publish, verify_manifest
+from taskmint.publish.schema import ENVIRONMENT_FEATURES, TASK_FEATURES
 
 
 def test_version_layout_and_manifest(tiny_dataset: Path, tiny_tasks):
@@ -48,7 +49,10 @@ envs = datasets.load_dataset(root, "environments", split="train")
 default = datasets.load_dataset(root, split="train")
 row = by_dir[0]
 print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e": len(envs),
-    "cols": by_dir.column_names, "f2p": row["FAIL_TO_PASS"],
+    "cols": by_dir.column_names, "env_cols": envs.column_names,
+    "features": by_dir.features.to_dict(), "env_features": envs.features.to_dict(),
+    "row": {{k: str(type(v).__name__) for k, v in row.items()}},
+    "f2p": row["FAIL_TO_PASS"], "archive": len(envs[0]["archive"]),
     "cal": [c["model"] for c in row["calibration"]], "taskmint": "taskmint" in sys.modules}}))
 """
     out = subprocess.run(
@@ -63,18 +67,13 @@ print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e":
     assert info["n"] == info["m"] == info["d"] == len(tiny_tasks)
     assert info["e"] == 1
     assert not info["taskmint"]
-    for col in (
-        "instance_id",
-        "problem_statement",
-        "patch",
-        "FAIL_TO_PASS",
-        "PASS_TO_PASS",
-        "hints",
-        "breaking_patch",
-        "calibration",
-        "features",
-    ):
-        assert col in info["cols"]
+    # every column, with the published types, and every row value present
+    assert info["cols"] == list(TASK_FEATURES)
+    assert info["env_cols"] == list(ENVIRONMENT_FEATURES)
+    assert info["features"] == TASK_FEATURES.to_dict()
+    assert info["env_features"] == ENVIRONMENT_FEATURES.to_dict()
+    assert set(info["row"]) == set(TASK_FEATURES) and "NoneType" not in info["row"].values()
+    assert info["archive"] > 0
     assert info["f2p"]
     assert info["cal"] == ["reference/null", "reference/oracle"]
 
