@@ -25,7 +25,6 @@ def s3() -> Iterator[dict[str, Any]]:
         "key": "testing",
         "secret": "testing",
         "client_kwargs": {"endpoint_url": f"http://{host}:{port}", "region_name": "us-east-1"},
-        "skip_instance_cache": True,
     }
     import boto3
 

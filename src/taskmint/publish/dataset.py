@@ -120,6 +120,15 @@ def _target(root: str | os.PathLike[str], storage_options: dict[str, Any] | None
     return fs, path.rstrip("/")
 
 
+def _local(fs: Any) -> bool:
+    return isinstance(fs, LocalFileSystem)
+
+
+def _display(fs: Any, path: str) -> str:
+    """A path as users write it: a plain path locally, a URL (`s3://...`) elsewhere."""
+    return path if _local(fs) else str(fs.unstrip_protocol(path))
+
+
 def _put(fs: Any, path: str, data: bytes) -> None:
     """Write one file whole: a temporary name and a rename locally, one PUT on object stores."""
     if isinstance(fs, LocalFileSystem):
@@ -151,7 +160,7 @@ def _read_manifest(fs: Any, version_path: str) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        url = fs.unstrip_protocol(f"{version_path}/{MANIFEST}")
+        url = _display(fs, f"{version_path}/{MANIFEST}")
         raise DatasetError(f"{url} is unreadable ({exc}); load another version") from exc
     return data
 
@@ -360,7 +369,7 @@ def _publish_rows(
     content_hash = h.hexdigest()
     if parent_manifest is not None and parent_manifest.get("content_sha256") == content_hash:
         return PublishedVersion(
-            path=fs.unstrip_protocol(f"{base}/{parent}") if not _local(fs) else f"{base}/{parent}",
+            path=_display(fs, f"{base}/{parent}"),
             version=str(parent),
             tasks=len(kept),
             environments=len(env_rows),
@@ -424,17 +433,13 @@ def _publish_rows(
     # And `LATEST` after it, in one atomic replace (a rename here, a single PUT on S3).
     _put(fs, f"{base}/{LATEST}", f"{version}\n".encode())
     return PublishedVersion(
-        path=vpath if _local(fs) else fs.unstrip_protocol(vpath),
+        path=_display(fs, vpath),
         version=version,
         tasks=len(kept),
         environments=len(env_rows),
         created=True,
         tombstones=len(tombstones),
     )
-
-
-def _local(fs: Any) -> bool:
-    return isinstance(fs, LocalFileSystem)
 
 
 def publish(
@@ -488,7 +493,7 @@ def retract(
     latest = _latest_name(fs, base)
     manifest = _read_manifest(fs, f"{base}/{latest}") if latest else None
     if manifest is None:
-        raise DatasetError(f"no published version under {fs.unstrip_protocol(base)} to retract")
+        raise DatasetError(f"no published version under {_display(fs, base)} to retract")
     rows: dict[str, list[dict[str, Any]]] = {}
     for config in ("tasks", "environments"):
         rows[config] = []

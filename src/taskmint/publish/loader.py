@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.errors import DatasetError
 from taskmint.publish.dataset import LATEST, MANIFEST, _latest_name, _read_manifest, _target
+from taskmint.publish.dataset import _display as _url
 from taskmint.publish.schema import row_to_task
 from taskmint.records import SeedApp, SeedManifest, Task, from_json_dict
 
@@ -105,23 +106,12 @@ def resolve_version(
     )
 
 
-def _url(fs: Any, path: str) -> str:
-    return (
-        path
-        if fs.protocol in ("file", ("file", "local")) or path.startswith("/")
-        else (fs.unstrip_protocol(path))
-    )
-
-
 def latest_version(base: str | os.PathLike[str]) -> Path:
     """The local version folder `LATEST` points to under a dataset folder (`<root>/<name>`)."""
     return Path(resolve_version(base).url)
 
 
-def _read_shard(
-    url: str, entry: dict[str, Any], check: bool, storage_options: dict[str, Any] | None
-) -> pq.ParquetFile:
-    fs, vpath = _target(url, storage_options)
+def _read_shard(fs: Any, vpath: str, entry: dict[str, Any], check: bool) -> pq.ParquetFile:
     path = f"{vpath}/{entry['path']}"
     shown = _url(fs, path)
     try:
@@ -149,8 +139,9 @@ def _rows(
     storage_options: dict[str, Any] | None,
 ) -> Iterator[dict[str, Any]]:
     """Row dicts of `shards` in order: the generator behind the IterableDataset."""
+    fs, vpath = _target(url, storage_options)
     for entry in shards:
-        pf = _read_shard(url, entry, check, storage_options)
+        pf = _read_shard(fs, vpath, entry, check)
         for batch in pf.iter_batches(batch_size=batch_rows):
             yield from batch.to_pylist()
 
@@ -354,8 +345,9 @@ def load_seed(
 
 
 def _environment_row(ref: VersionRef, snapshot_id: str) -> dict[str, Any]:
+    fs, vpath = _target(ref.url, ref.storage_options)
     for entry in ref.shards("environments"):
-        pf = _read_shard(ref.url, entry, True, ref.storage_options)
+        pf = _read_shard(fs, vpath, entry, True)
         table = pf.read()
         mask = pa.compute.equal(table.column("snapshot_id"), snapshot_id)
         rows = table.filter(mask).to_pylist()
