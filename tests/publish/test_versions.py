@@ -36,6 +36,9 @@ def test_shards_are_bounded_divisible_and_stable() -> None:
     assert all(where[keys[i]] == n for n, s in enumerate(grown) for i in s if i < 1000)
     # bytes bound the shard too: big rows make more shards
     assert len(assign_shards(keys, [5000] * 1000, policy)) >= 500
+    # bounds that hashing cannot meet still hold, without a runaway shard count
+    tight = assign_shards(keys, [50] * 1000, ShardPolicy(max_rows=1, divisor=6))
+    assert all(len(s) == 1 for s in tight if s) and len(tight) % 6 == 0 and len(tight) < 1006
     with pytest.raises(DatasetError):
         ShardPolicy(divisor=0)
 

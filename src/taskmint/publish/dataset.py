@@ -99,17 +99,36 @@ def assign_shards(
     need = max(1, -(-len(keys) // policy.max_rows), -(-sum(sizes) // policy.max_bytes))
     count = div * -(-need // div)
     buckets = [_bucket(k) for k in keys]
-    while True:
-        shards: list[list[int]] = [[] for _ in range(count)]
-        for i, b in enumerate(buckets):
-            shards[b % count].append(i)
-        if all(
+
+    def fits(shards: list[list[int]]) -> bool:
+        return all(
             len(s) <= policy.max_rows
             and (len(s) <= 1 or sum(sizes[i] for i in s) <= policy.max_bytes)
             for s in shards
-        ):
+        )
+
+    for _ in range(4):  # up to 8x the needed count, doubling (tasks move to k or k + count)
+        shards: list[list[int]] = [[] for _ in range(count)]
+        for i, b in enumerate(buckets):
+            shards[b % count].append(i)
+        if fits(shards):
             return shards
         count *= 2
+    # Tight bounds that hashing cannot meet (say max_rows=1): runs of the hash order, cut
+    # where a bound would be crossed; still deterministic, no longer stable across refreshes.
+    order = sorted(range(len(keys)), key=lambda i: (buckets[i], keys[i]))
+    shards = [[]]
+    used = 0
+    for i in order:
+        if shards[-1] and (
+            len(shards[-1]) >= policy.max_rows or used + sizes[i] > policy.max_bytes
+        ):
+            shards.append([])
+            used = 0
+        shards[-1].append(i)
+        used += sizes[i]
+    shards += [[] for _ in range(-len(shards) % div)]
+    return shards
 
 
 # --- the target --------------------------------------------------------------------------
