@@ -98,7 +98,7 @@ def tiny_dataset(
 
 @pytest.fixture(scope="session")
 def published_tasks(tiny_dataset: Path) -> list[Task]:
-    return load_tasks(tiny_dataset)
+    return load_tasks(tiny_dataset, streaming=False)
 
 
 def replace(record, **changes):  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from tests.calibrate.fake_openai_server import FakeOpenAIServer, Text
 
 
 def test_calibrate_without_models_reruns_the_reference_solvers(tiny_dataset, tmp_path, capsys):
-    task = load_tasks(tiny_dataset)[0]
+    task = load_tasks(tiny_dataset, streaming=False)[0]
     code = main(
         ["--output", str(tmp_path), "calibrate", task.instance_id, "--dataset", str(tiny_dataset)]
     )
@@ -27,7 +27,7 @@ def test_calibrate_without_models_reruns_the_reference_solvers(tiny_dataset, tmp
 
 
 def test_calibrate_with_a_model_adds_its_row_and_band(tiny_dataset, tmp_path, capsys):
-    task = load_tasks(tiny_dataset)[0]
+    task = load_tasks(tiny_dataset, streaming=False)[0]
     with FakeOpenAIServer() as server:
         server.script([Text("I cannot do this.")] * 20)
         models = tmp_path / "models.toml"

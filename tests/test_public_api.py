@@ -21,6 +21,7 @@ def test_public_api():
         "TaskmintError",
         "Verdict",
         "__version__",
+        "load_tasks",
         "verify",
     ]
 

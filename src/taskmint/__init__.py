@@ -15,6 +15,16 @@ from taskmint.verify import verify
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # `taskmint.load_tasks` imports `datasets` only when a loader asks for it.
+    if name == "load_tasks":
+        from taskmint.publish.loader import load_tasks
+
+        return load_tasks
+    raise AttributeError(f"module 'taskmint' has no attribute {name!r}")
+
+
 __all__ = [
     "Candidate",
     "CodeIndex",
@@ -26,5 +36,6 @@ __all__ = [
     "TaskmintError",
     "Verdict",
     "__version__",
+    "load_tasks",
     "verify",
 ]

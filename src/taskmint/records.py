@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import types
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 __all__ = [
@@ -280,6 +282,26 @@ class Task:
     original_runs: int = 0  # runs of the original suite (declared, reversed, shuffled orders)
     broken_runs: int = 0  # runs of the broken tree
     dropped_tests: tuple[str, ...] = ()  # mixed results on the broken tree (in neither list)
+    # Where a loaded task came from (a dataset version URL); set by the loader, never published.
+    origin: str = field(default="", compare=False)
+
+    def workspace(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        storage_options: dict[str, Any] | None = None,
+    ) -> Path:
+        """Write the policy's view of this task (the broken tree) into the empty folder `dest`.
+
+        The seed snapshot comes from the `environments` config of the version the task was
+        loaded from (`origin`), unpacked once per snapshot hash under `cache_dir`.
+        """
+        from taskmint.publish.loader import materialize_workspace
+
+        return materialize_workspace(
+            self, Path(dest), cache_dir=cache_dir, storage_options=storage_options
+        )
 
 
 T = TypeVar("T")

@@ -11,17 +11,22 @@ import pytest
 
 from taskmint.errors import DatasetError
 from taskmint.publish import latest_version, load_seed, load_tasks, publish, verify_manifest
+from taskmint.publish.schema import ENVIRONMENT_FEATURES, TASK_FEATURES
 
 
 def test_version_layout_and_manifest(tiny_dataset: Path, tiny_tasks):
     assert tiny_dataset.name == "v0001"
     manifest = verify_manifest(tiny_dataset)
     assert manifest["tasks"] == len(tiny_tasks)
+    shards = manifest["splits"]["tasks"]["train"]
+    assert len(shards) == 8  # the default ShardPolicy divisor
+    assert sum(s["rows"] for s in shards) == len(tiny_tasks)
     assert set(manifest["files"]) == {
         "README.md",
         "environments/train-00000-of-00001.parquet",
-        "tasks/train-00000-of-00001.parquet",
+        *(s["path"] for s in shards),
     }
+    assert manifest["parent"] is None and manifest["tombstones"] == []
     assert (tiny_dataset.parent / "LATEST").read_text().strip() == "v0001"
     assert latest_version(tiny_dataset.parent) == tiny_dataset
 
@@ -44,7 +49,10 @@ envs = datasets.load_dataset(root, "environments", split="train")
 default = datasets.load_dataset(root, split="train")
 row = by_dir[0]
 print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e": len(envs),
-    "cols": by_dir.column_names, "f2p": row["FAIL_TO_PASS"],
+    "cols": by_dir.column_names, "env_cols": envs.column_names,
+    "features": by_dir.features.to_dict(), "env_features": envs.features.to_dict(),
+    "row": {{k: str(type(v).__name__) for k, v in row.items()}},
+    "f2p": row["FAIL_TO_PASS"], "archive": len(envs[0]["archive"]),
     "cal": [c["model"] for c in row["calibration"]], "taskmint": "taskmint" in sys.modules}}))
 """
     out = subprocess.run(
@@ -59,18 +67,13 @@ print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e":
     assert info["n"] == info["m"] == info["d"] == len(tiny_tasks)
     assert info["e"] == 1
     assert not info["taskmint"]
-    for col in (
-        "instance_id",
-        "problem_statement",
-        "patch",
-        "FAIL_TO_PASS",
-        "PASS_TO_PASS",
-        "hints",
-        "breaking_patch",
-        "calibration",
-        "features",
-    ):
-        assert col in info["cols"]
+    # every column, with the published types, and every row value present
+    assert info["cols"] == list(TASK_FEATURES)
+    assert info["env_cols"] == list(ENVIRONMENT_FEATURES)
+    assert info["features"] == TASK_FEATURES.to_dict()
+    assert info["env_features"] == ENVIRONMENT_FEATURES.to_dict()
+    assert set(info["row"]) == set(TASK_FEATURES) and "NoneType" not in info["row"].values()
+    assert info["archive"] > 0
     assert info["f2p"]
     assert info["cal"] == ["reference/null", "reference/oracle"]
 
@@ -89,12 +92,19 @@ def test_republishing_the_same_tasks_reuses_the_version(tiny_tasks, tiny_seed, t
 def test_corrupt_or_missing_shards_are_named(tiny_tasks, tiny_seed, tiny_env, tmp_path):
     seeds = [(tiny_seed, tiny_env.env_id, tiny_env.python_version)]
     version = Path(publish(tiny_tasks, seeds, root=tmp_path, name="d").path)
-    shard = version / "tasks" / "train-00000-of-00001.parquet"
-    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")
-    with pytest.raises(DatasetError, match=r"train-00000-of-00001\.parquet.*sha256"):
+    entry = next(s for s in verify_manifest(version)["splits"]["tasks"]["train"] if s["rows"])
+    shard = version / entry["path"]
+    name = shard.name.replace(".", r"\.")
+    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")  # same size, other bytes
+    with pytest.raises(DatasetError, match=rf"{name} does not match its sha256.*republish"):
+        list(load_tasks(version))
+    with pytest.raises(DatasetError, match=rf"{name} does not match its sha256"):
+        verify_manifest(version)
+    shard.write_bytes(b"truncated")
+    with pytest.raises(DatasetError, match=rf"{name} has 9 bytes, manifest.json says"):
         load_tasks(version)
     shard.unlink()
-    with pytest.raises(DatasetError, match="missing"):
+    with pytest.raises(DatasetError, match=rf"{name} is missing .*republish the version"):
         load_tasks(version)
 
 

@@ -1,26 +1,36 @@
-"""Stage 8, `publish`: tasks -> an immutable dataset version (parquet shards, card, manifest).
+"""Stage 8, `publish`: tasks -> an immutable dataset version, and the loader that streams it.
 
-A dataset lives under `<root>/<name>/` as versions `v0001`, `v0002`, ... Each version holds the
-`tasks` and `environments` configs as parquet shards, a README.md dataset card whose YAML
-`configs` let `datasets.load_dataset(<version dir>)` read it with no taskmint code, and a
-`manifest.json` with a sha256 per file, written last. A version is built in a temporary folder
-and renamed into place; the `LATEST` pointer is replaced atomically after that.
+A dataset lives under `<root>/<name>/` (a local folder or any fsspec URL) as append-only versions
+`v0001`, `v0002`, ... Each holds the `tasks` and `environments` configs as parquet shards sized
+for streaming (`ShardPolicy`), a README.md dataset card whose YAML `configs` let
+`datasets.load_dataset(<version>)` read it with no taskmint code, and a `manifest.json` (shards
+with sha256 and row counts, the parent version, tombstones), written last; the `LATEST` pointer
+is switched after it. `schema` holds the column types and their documentation; `loader` streams
+`Task` records back (`load_tasks`).
 """
 
-from taskmint.publish.dataset import (
-    PublishedVersion,
+from taskmint.publish.dataset import PublishedVersion, ShardPolicy, assign_shards, publish, retract
+from taskmint.publish.loader import (
+    TaskStream,
+    VersionRef,
     latest_version,
     load_seed,
     load_tasks,
-    publish,
+    resolve_version,
     verify_manifest,
 )
 
 __all__ = [
     "PublishedVersion",
+    "ShardPolicy",
+    "TaskStream",
+    "VersionRef",
+    "assign_shards",
     "latest_version",
     "load_seed",
     "load_tasks",
     "publish",
+    "resolve_version",
+    "retract",
     "verify_manifest",
 ]

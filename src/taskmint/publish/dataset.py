@@ -1,110 +1,78 @@
-"""Writing and reading dataset versions."""
+"""Writing dataset versions: shards sized for streaming, a manifest, tombstones, `LATEST`.
+
+Every write goes through fsspec, so the target is a local folder by default and any fsspec URL
+otherwise (`s3://bucket/datasets`, `hf://datasets/org/name`). A version is append-only: its
+shards and card are written first, then `manifest.json` (a version without one is incomplete
+and never loaded), then the `LATEST` pointer is replaced, last. Killing `publish` at any point
+therefore leaves the previous version intact and `LATEST` unchanged; the next publish removes
+the incomplete folder and takes the next number (numbers are never reused).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import json
 import os
-import re
-import shutil
 import tarfile
-import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
+from fsspec.implementations.local import LocalFileSystem
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.errors import DatasetError
-from taskmint.records import Calibration, SeedApp, SeedManifest, Task, from_json_dict, to_json_dict
+from taskmint.publish.schema import (
+    COLUMN_DOCS,
+    ENVIRONMENT_COLUMN_DOCS,
+    ENVIRONMENT_SCHEMA,
+    FEATURE_NAMES,
+    TASK_SCHEMA,
+    task_to_row,
+)
+from taskmint.records import SeedApp, Task, to_json_dict
 
 __all__ = [
     "ENVIRONMENT_SCHEMA",
-    "FEATURE_NAMES",
+    "FEATURE_NAMES",  # defined in taskmint.publish.schema; re-exported for older imports
     "TASK_SCHEMA",
     "PublishedVersion",
-    "latest_version",
-    "load_seed",
-    "load_tasks",
+    "ShardPolicy",
+    "assign_shards",
     "publish",
-    "verify_manifest",
+    "retract",
 ]
 
-FEATURE_NAMES = (
-    "lines_removed",
-    "units",
-    "files",
-    "complexity",
-    "callers",
-    "has_docstring",
-    "whole_class",
-    "scope_change",
-    "fail_to_pass",
-)
-_STR_LIST = pa.list_(pa.string())
-_CALIBRATION = pa.struct(
-    [
-        ("model", pa.string()),
-        ("attempts", pa.int64()),
-        ("solves", pa.int64()),
-        ("rate", pa.float64()),
-        ("interval_low", pa.float64()),
-        ("interval_high", pa.float64()),
-        ("date", pa.string()),
-        ("tokens", pa.int64()),
-        ("cost", pa.float64()),
-    ]
-)
-TASK_SCHEMA = pa.schema(
-    [
-        ("instance_id", pa.string()),
-        ("seed", pa.string()),
-        ("snapshot_id", pa.string()),
-        ("env_id", pa.string()),
-        ("language", pa.string()),
-        ("strategy", pa.string()),
-        ("units", _STR_LIST),
-        ("files", _STR_LIST),
-        ("problem_statement", pa.string()),
-        ("hints", _STR_LIST),
-        ("breaking_patch", pa.string()),
-        ("patch", pa.string()),
-        ("FAIL_TO_PASS", _STR_LIST),
-        ("PASS_TO_PASS", _STR_LIST),
-        ("test_paths", _STR_LIST),
-        ("source_paths", _STR_LIST),
-        ("test_command", pa.string()),
-        ("removed_code", pa.string()),
-        ("features", pa.struct([(n, pa.float64()) for n in FEATURE_NAMES])),
-        ("calibration", pa.list_(_CALIBRATION)),
-        ("flaky_tests", _STR_LIST),
-        ("validation_runs", pa.int64()),
-        ("validation_wall_time", pa.float64()),
-        ("created", pa.string()),
-        ("band", pa.string()),
-        ("retired", pa.bool_()),
-        ("original_runs", pa.int64()),
-        ("broken_runs", pa.int64()),
-        ("dropped_tests", _STR_LIST),
-    ]
-)
-ENVIRONMENT_SCHEMA = pa.schema(
-    [
-        ("snapshot_id", pa.string()),
-        ("env_id", pa.string()),
-        ("seed", pa.string()),
-        ("language", pa.string()),
-        ("manifest", pa.string()),
-        ("python_version", pa.string()),
-        ("dependencies", _STR_LIST),
-        ("files", _STR_LIST),
-        ("archive", pa.binary()),
-    ]
-)
-_VERSION = re.compile(r"^v(\d{4,})$")
+MANIFEST = "manifest.json"
+LATEST = "LATEST"
+_FORMAT = 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShardPolicy:
+    """How rows are cut into parquet shards.
+
+    A shard holds at most `max_rows` rows and about `max_bytes` bytes (measured on the rows'
+    JSON, an upper bound of the compressed file); row groups hold `row_group_rows` rows, the
+    unit a streaming reader holds in memory. The shard count is a multiple of `divisor` (pick
+    nodes x loader workers, or a multiple of it) so every worker gets the same number of
+    shards. A task goes to shard `hash(instance_id) mod count`: while the count stays the same a
+    refresh keeps every task in its shard, and when it doubles a task in shard k moves to k or
+    k + count only.
+    """
+
+    max_rows: int = 2000
+    max_bytes: int = 64 << 20
+    row_group_rows: int = 256
+    divisor: int = 8
+
+    def __post_init__(self) -> None:
+        if min(self.max_rows, self.max_bytes, self.row_group_rows, self.divisor) < 1:
+            raise DatasetError("every ShardPolicy bound must be at least 1")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,23 +84,119 @@ class PublishedVersion:
     tasks: int
     environments: int
     created: bool  # False when the content equalled the latest version, which is reused
+    tombstones: int = 0
 
 
-def _task_row(task: Task) -> dict[str, Any]:
-    row = to_json_dict(task)
-    feats = dict(task.features)
-    row["features"] = {n: feats.get(n) for n in FEATURE_NAMES}
-    row.pop("extra", None)
-    return row
+def _bucket(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
 
 
-def _row_task(row: dict[str, Any]) -> Task:
-    row = dict(row)
-    row["features"] = tuple(
-        (k, float(v)) for k, v in (row.get("features") or {}).items() if v is not None
-    )
-    row["calibration"] = tuple(from_json_dict(Calibration, c) for c in row.get("calibration") or [])
-    return from_json_dict(Task, row)
+def assign_shards(
+    keys: list[str], sizes: list[int], policy: ShardPolicy, *, divisor: int | None = None
+) -> list[list[int]]:
+    """Indices of `keys` per shard: deterministic, bounded in rows and bytes."""
+    div = policy.divisor if divisor is None else divisor
+    need = max(1, -(-len(keys) // policy.max_rows), -(-sum(sizes) // policy.max_bytes))
+    count = div * -(-need // div)
+    buckets = [_bucket(k) for k in keys]
+
+    def fits(shards: list[list[int]]) -> bool:
+        return all(
+            len(s) <= policy.max_rows
+            and (len(s) <= 1 or sum(sizes[i] for i in s) <= policy.max_bytes)
+            for s in shards
+        )
+
+    for _ in range(4):  # up to 8x the needed count, doubling (tasks move to k or k + count)
+        shards: list[list[int]] = [[] for _ in range(count)]
+        for i, b in enumerate(buckets):
+            shards[b % count].append(i)
+        if fits(shards):
+            return shards
+        count *= 2
+    # Tight bounds that hashing cannot meet (say max_rows=1): runs of the hash order, cut
+    # where a bound would be crossed; still deterministic, no longer stable across refreshes.
+    order = sorted(range(len(keys)), key=lambda i: (buckets[i], keys[i]))
+    shards = [[]]
+    used = 0
+    for i in order:
+        if shards[-1] and (
+            len(shards[-1]) >= policy.max_rows or used + sizes[i] > policy.max_bytes
+        ):
+            shards.append([])
+            used = 0
+        shards[-1].append(i)
+        used += sizes[i]
+    shards += [[] for _ in range(-len(shards) % div)]
+    return shards
+
+
+# --- the target --------------------------------------------------------------------------
+
+
+def _target(root: str | os.PathLike[str], storage_options: dict[str, Any] | None) -> Any:
+    fs, path = fsspec.core.url_to_fs(str(root), **(storage_options or {}))
+    return fs, path.rstrip("/")
+
+
+def _local(fs: Any) -> bool:
+    return isinstance(fs, LocalFileSystem)
+
+
+def _display(fs: Any, path: str) -> str:
+    """A path as users write it: a plain path locally, a URL (`s3://...`) elsewhere."""
+    return path if _local(fs) else str(fs.unstrip_protocol(path))
+
+
+def _put(fs: Any, path: str, data: bytes) -> None:
+    """Write one file whole: a temporary name and a rename locally, one PUT on object stores."""
+    if isinstance(fs, LocalFileSystem):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    else:
+        fs.pipe_file(path, data)
+
+
+def _versions(fs: Any, base: str) -> list[str]:
+    """Every `vNNNN` folder under `base`, complete or not, in number order."""
+    fs.invalidate_cache(base)
+    try:
+        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(base, detail=False)]
+    except FileNotFoundError:
+        return []
+    found = [n for n in names if len(n) >= 5 and n[0] == "v" and n[1:].isdigit()]
+    return sorted(found, key=lambda n: int(n[1:]))
+
+
+def _read_manifest(fs: Any, version_path: str) -> dict[str, Any] | None:
+    try:
+        data: dict[str, Any] = json.loads(fs.cat_file(f"{version_path}/{MANIFEST}"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        url = _display(fs, f"{version_path}/{MANIFEST}")
+        raise DatasetError(f"{url} is unreadable ({exc}); load another version") from exc
+    return data
+
+
+def _latest_name(fs: Any, base: str) -> str | None:
+    """The version `LATEST` names, or the newest complete version when there is no pointer."""
+    try:
+        name = fs.cat_file(f"{base}/{LATEST}").decode("utf-8").strip()
+    except FileNotFoundError:
+        name = ""
+    if name and fs.exists(f"{base}/{name}/{MANIFEST}"):
+        return name
+    complete = [v for v in _versions(fs, base) if fs.exists(f"{base}/{v}/{MANIFEST}")]
+    return complete[-1] if complete else None
+
+
+# --- rows --------------------------------------------------------------------------------
 
 
 def _archive(seed: SeedApp) -> bytes:
@@ -165,16 +229,14 @@ def _env_row(seed: SeedApp, env_id: str, python_version: str) -> dict[str, Any]:
     }
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def _columns_table(docs: dict[str, str], schema: pa.Schema) -> str:
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    for f in schema:
+        lines.append(f"| `{f.name}` | `{f.type}` | {docs.get(f.name, '')} |")
+    return "\n".join(lines)
 
 
-def _card(name: str, version: str, tasks: list[Task], parent: str | None) -> str:
-    seeds = sorted({t.seed for t in tasks})
+def _card(name: str, version: str, n_tasks: int, seeds: list[str], parent: str | None) -> str:
     return f"""---
 configs:
 - config_name: tasks
@@ -202,196 +264,270 @@ and the tests named in `FAIL_TO_PASS` fail until it is restored (those in `PASS_
 keep passing). Columns follow SWE-bench where one exists (`instance_id`, `problem_statement`,
 `patch` is the gold diff, `FAIL_TO_PASS`, `PASS_TO_PASS`).
 
-- tasks: {len(tasks)}
-- seeds: {", ".join(seeds)}
+- tasks: {n_tasks}
+- seeds: {", ".join(seeds) or "none"}
 - parent version: {parent or "none"}
 
-Configs: `tasks` (one row per task) and `environments` (one row per seed snapshot, holding the
-original tree as a tar.gz in `archive`; a task's broken tree is that tree with `breaking_patch`
-applied). Load with `datasets.load_dataset("<this folder>", "tasks")`.
+Load with `datasets.load_dataset("<this folder>", "tasks")` (or `"environments"`); no taskmint
+code is needed. `manifest.json` lists every shard with its sha256 and row count, the parent
+version, and tombstones (ids retired or retracted since an earlier version).
+
+## Config `tasks` (one row per task)
+
+{_columns_table(COLUMN_DOCS, TASK_SCHEMA)}
+
+## Config `environments` (one row per seed snapshot)
+
+A task's broken tree is its snapshot's `archive` with `breaking_patch` applied.
+
+{_columns_table(ENVIRONMENT_COLUMN_DOCS, ENVIRONMENT_SCHEMA)}
 """
 
 
-def _versions(base: Path) -> list[str]:
-    if not base.is_dir():
-        return []
-    return sorted(
-        (d.name for d in base.iterdir() if d.is_dir() and _VERSION.match(d.name)),
-        key=lambda n: int(n[1:]),
-    )
+def _shard_bytes(rows: list[dict[str, Any]], schema: pa.Schema, policy: ShardPolicy) -> bytes:
+    buf = io.BytesIO()
+    with pq.ParquetWriter(buf, schema, compression="zstd") as writer:
+        # An empty shard gets no row group at all: readers size batches by the first one.
+        if rows:
+            table = pa.Table.from_pylist(rows, schema=schema)
+            writer.write_table(table, row_group_size=policy.row_group_rows)
+    return buf.getvalue()
 
 
-def latest_version(base: Path) -> Path:
-    """The version `LATEST` points to under a dataset folder (`<root>/<name>`)."""
-    base = Path(base)
-    pointer = base / "LATEST"
-    if pointer.is_file():
-        version = pointer.read_text().strip()
-        if (base / version / "manifest.json").is_file():
-            return base / version
-    complete = [v for v in _versions(base) if (base / v / "manifest.json").is_file()]
-    if not complete:
-        raise DatasetError(
-            f"no published version under {base}; run `taskmint refresh` (or `make demo`) first"
+def _write_config(
+    fs: Any,
+    vpath: str,
+    config: str,
+    rows: list[dict[str, Any]],
+    keys: list[str],
+    sizes: list[int],
+    schema: pa.Schema,
+    policy: ShardPolicy,
+    divisor: int,
+    files: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    shards = assign_shards(keys, sizes, policy, divisor=divisor)
+    listed = []
+    for i, members in enumerate(shards):
+        rel = f"{config}/train-{i:05d}-of-{len(shards):05d}.parquet"
+        data = _shard_bytes(
+            [rows[j] for j in sorted(members, key=keys.__getitem__)], schema, policy
         )
-    return base / complete[-1]
+        _put(fs, f"{vpath}/{rel}", data)
+        entry = {
+            "path": rel,
+            "rows": len(members),
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        listed.append(entry)
+        files[rel] = {k: entry[k] for k in ("sha256", "bytes", "rows")}
+    return listed
+
+
+def _parent_ids(fs: Any, base: str, parent: str, manifest: dict[str, Any]) -> dict[str, bool]:
+    """instance_id -> retired, for every row of the parent version."""
+    out: dict[str, bool] = {}
+    for entry in manifest.get("splits", {}).get("tasks", {}).get("train", []):
+        with fs.open(f"{base}/{parent}/{entry['path']}", "rb") as fh:
+            table = pq.read_table(fh, columns=["instance_id", "retired"])
+        for iid, retired in zip(
+            table.column("instance_id").to_pylist(),
+            table.column("retired").to_pylist(),
+            strict=True,
+        ):
+            out[iid] = bool(retired)
+    return out
+
+
+def _publish_rows(
+    task_rows: list[dict[str, Any]],
+    env_rows: list[dict[str, Any]],
+    *,
+    root: str | os.PathLike[str],
+    name: str,
+    policy: ShardPolicy,
+    storage_options: dict[str, Any] | None,
+    retractions: dict[str, str],
+) -> PublishedVersion:
+    fs, root_path = _target(root, storage_options)
+    base = f"{root_path}/{name}"
+    fs.makedirs(base, exist_ok=True)
+    ids = [r["instance_id"] for r in task_rows]
+    if len(set(ids)) != len(ids):
+        raise DatasetError("duplicate instance_id in the tasks to publish")
+
+    parent = _latest_name(fs, base)
+    parent_manifest = _read_manifest(fs, f"{base}/{parent}") if parent else None
+    tombstones: dict[str, dict[str, Any]] = {
+        t["instance_id"]: t for t in (parent_manifest or {}).get("tombstones", [])
+    }
+    # A retracted id stays retracted: a refresh that re-mints it (ids are stable) skips it.
+    kept = [
+        r
+        for r in task_rows
+        if r["instance_id"] not in retractions
+        and tombstones.get(r["instance_id"], {}).get("status") != "retracted"
+    ]
+    kept.sort(key=lambda r: r["instance_id"])
+    kept_ids = {r["instance_id"] for r in kept}
+    for iid in kept_ids:
+        tombstones.pop(iid, None)
+
+    used = {r["snapshot_id"] for r in kept}
+    env_rows = sorted(
+        (r for r in env_rows if r["snapshot_id"] in used), key=lambda r: r["snapshot_id"]
+    )
+    h = hashlib.sha256()
+    sizes = []
+    for row in kept:
+        blob = json.dumps(row, sort_keys=True, default=str).encode("utf-8")
+        sizes.append(len(blob))
+        h.update(blob)
+    h.update(json.dumps(sorted(retractions.items())).encode("utf-8"))
+    content_hash = h.hexdigest()
+    if parent_manifest is not None and parent_manifest.get("content_sha256") == content_hash:
+        return PublishedVersion(
+            path=_display(fs, f"{base}/{parent}"),
+            version=str(parent),
+            tasks=len(kept),
+            environments=len(env_rows),
+            created=False,
+            tombstones=len(tombstones),
+        )
+
+    existing = _versions(fs, base)
+    number = int(existing[-1][1:]) + 1 if existing else 1
+    version = f"v{number:04d}"
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if parent_manifest is not None:
+        for iid, retired in _parent_ids(fs, base, str(parent), parent_manifest).items():
+            if iid in kept_ids or iid in tombstones:
+                continue
+            status = "retracted" if iid in retractions else "retired" if retired else "removed"
+            tombstones[iid] = {
+                "instance_id": iid,
+                "status": status,
+                "reason": retractions.get(iid, "not in the refreshed set" if not retired else ""),
+                "since": version,
+            }
+    for iid, reason in retractions.items():
+        tombstones.setdefault(
+            iid, {"instance_id": iid, "status": "retracted", "reason": reason, "since": version}
+        )
+
+    # Versions that never got a manifest are debris of a killed publish: nothing points to them.
+    for old in existing:
+        if old != parent and not fs.exists(f"{base}/{old}/{MANIFEST}"):
+            fs.rm(f"{base}/{old}", recursive=True)
+    vpath = f"{base}/{version}"
+    files: dict[str, dict[str, Any]] = {}
+    task_shards = _write_config(
+        fs, vpath, "tasks", kept, [r["instance_id"] for r in kept], sizes,
+        TASK_SCHEMA, policy, policy.divisor, files,
+    )  # fmt: skip
+    env_shards = _write_config(
+        fs, vpath, "environments", env_rows, [r["snapshot_id"] for r in env_rows],
+        [len(r["archive"]) + 1024 for r in env_rows], ENVIRONMENT_SCHEMA, policy, 1, files,
+    )  # fmt: skip
+    card = _card(name, version, len(kept), sorted({r["seed"] for r in kept}), parent).encode()
+    _put(fs, f"{vpath}/README.md", card)
+    files["README.md"] = {"sha256": hashlib.sha256(card).hexdigest(), "bytes": len(card)}
+    manifest = {
+        "format": _FORMAT,
+        "name": name,
+        "version": version,
+        "parent": parent,
+        "created": stamp,
+        "content_sha256": content_hash,
+        "tasks": len(kept),
+        "environments": len(env_rows),
+        "shard_policy": asdict(policy),
+        "splits": {"tasks": {"train": task_shards}, "environments": {"train": env_shards}},
+        "tombstones": sorted(tombstones.values(), key=lambda t: t["instance_id"]),
+        "files": dict(sorted(files.items())),
+    }
+    # The manifest is written last: a version without one is incomplete and never loaded.
+    _put(fs, f"{vpath}/{MANIFEST}", json.dumps(manifest, indent=1).encode("utf-8"))
+    # And `LATEST` after it, in one atomic replace (a rename here, a single PUT on S3).
+    _put(fs, f"{base}/{LATEST}", f"{version}\n".encode())
+    return PublishedVersion(
+        path=_display(fs, vpath),
+        version=version,
+        tasks=len(kept),
+        environments=len(env_rows),
+        created=True,
+        tombstones=len(tombstones),
+    )
 
 
 def publish(
     tasks: list[Task],
     seeds: list[tuple[SeedApp, str, str]],
     *,
-    root: Path,
+    root: str | os.PathLike[str],
     name: str,
-    shard_rows: int = 500,
+    shard_rows: int | None = None,
+    policy: ShardPolicy | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> PublishedVersion:
     """The `publish` verb: write `tasks` (and their seeds' environments) as a new version.
 
-    `seeds` holds (seed, env_id, python_version) for every snapshot the tasks reference. If the
-    content equals the latest version's, no version is added and the latest is returned.
+    `root` is a local folder or any fsspec URL (`storage_options` go to its filesystem).
+    `seeds` holds (seed, env_id, python_version) for every snapshot the tasks reference. Ids
+    of the parent version that are not in `tasks` become tombstones (`retired` or `removed`);
+    ids retracted earlier stay out. If the content equals the latest version's, no version is
+    added and the latest is returned.
     """
-    base = Path(root) / name
-    base.mkdir(parents=True, exist_ok=True)
-    tasks = sorted(tasks, key=lambda t: t.instance_id)
+    if policy is None:
+        policy = ShardPolicy() if shard_rows is None else ShardPolicy(max_rows=shard_rows)
     ids = [t.instance_id for t in tasks]
     if len(set(ids)) != len(ids):
         raise DatasetError("duplicate instance_id in the tasks to publish")
-    used = {t.snapshot_id for t in tasks}
-    env_rows = sorted(
-        (_env_row(s, e, v) for s, e, v in seeds if s.snapshot_id in used),
-        key=lambda r: r["snapshot_id"],
-    )
-    versions = _versions(base)
-    parent = versions[-1] if versions else None
-    content_hash = hashlib.sha256(
-        json.dumps([_task_row(t) for t in tasks], sort_keys=True).encode()
-    ).hexdigest()
-    if parent is not None:
-        try:
-            old = json.loads((base / parent / "manifest.json").read_text())
-            if old.get("content_sha256") == content_hash:
-                return PublishedVersion(
-                    path=str(base / parent),
-                    version=parent,
-                    tasks=len(tasks),
-                    environments=len(env_rows),
-                    created=False,
-                )
-        except (OSError, json.JSONDecodeError):
-            pass
-    version = f"v{(int(parent[1:]) + 1) if parent else 1:04d}"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.", dir=base))
-    try:
-        files: dict[str, Path] = {}
-        n_shards = max(1, -(-len(tasks) // shard_rows))
-        for i in range(n_shards):
-            chunk = tasks[i * shard_rows : (i + 1) * shard_rows]
-            rel = f"tasks/train-{i:05d}-of-{n_shards:05d}.parquet"
-            files[rel] = tmp / rel
-            files[rel].parent.mkdir(parents=True, exist_ok=True)
-            table = pa.Table.from_pylist([_task_row(t) for t in chunk], schema=TASK_SCHEMA)
-            pq.write_table(table, files[rel], row_group_size=100)
-        rel = "environments/train-00000-of-00001.parquet"
-        files[rel] = tmp / rel
-        files[rel].parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(env_rows, schema=ENVIRONMENT_SCHEMA), files[rel])
-        (tmp / "README.md").write_text(_card(name, version, tasks, parent), "utf-8")
-        files["README.md"] = tmp / "README.md"
-        manifest = {
-            "name": name,
-            "version": version,
-            "parent": parent,
-            "content_sha256": content_hash,
-            "tasks": len(tasks),
-            "environments": len(env_rows),
-            "files": {
-                k: {"sha256": _sha256(p), "bytes": p.stat().st_size}
-                for k, p in sorted(files.items())
-            },
-        }
-        # The manifest is written last: a version without one is incomplete and never loaded.
-        (tmp / "manifest.json.tmp").write_text(json.dumps(manifest, indent=2), "utf-8")
-        os.replace(tmp / "manifest.json.tmp", tmp / "manifest.json")
-        os.chmod(tmp, 0o755)
-        os.rename(tmp, base / version)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    pointer_tmp = base / f".LATEST.{os.getpid()}"
-    pointer_tmp.write_text(version + "\n")
-    os.replace(pointer_tmp, base / "LATEST")
-    return PublishedVersion(
-        path=str(base / version),
-        version=version,
-        tasks=len(tasks),
-        environments=len(env_rows),
-        created=True,
+    return _publish_rows(
+        [task_to_row(t) for t in tasks],
+        [_env_row(s, e, v) for s, e, v in seeds],
+        root=root,
+        name=name,
+        policy=policy,
+        storage_options=storage_options,
+        retractions={},
     )
 
 
-def verify_manifest(version_dir: Path) -> dict[str, Any]:
-    """Check every file of a version against its manifest; returns the manifest."""
-    version_dir = Path(version_dir)
-    try:
-        manifest: dict[str, Any] = json.loads((version_dir / "manifest.json").read_text())
-    except FileNotFoundError:
-        raise DatasetError(
-            f"{version_dir} has no manifest.json: the version is incomplete; use another version"
-        ) from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{version_dir}/manifest.json is unreadable: {exc}") from exc
-    for rel, meta in manifest.get("files", {}).items():
-        path = version_dir / rel
-        if not path.is_file():
-            raise DatasetError(f"{path} is missing; republish the version or load another one")
-        if _sha256(path) != meta["sha256"]:
-            raise DatasetError(
-                f"{path} does not match its sha256 in manifest.json (corrupt or modified); "
-                "republish the version or load another one"
-            )
-    return manifest
+def retract(
+    root: str | os.PathLike[str],
+    name: str,
+    ids: dict[str, str],
+    *,
+    policy: ShardPolicy | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> PublishedVersion:
+    """Publish a new version without the tasks in `ids` (id -> reason), carried as tombstones.
 
-
-def load_tasks(version_dir: Path, *, check: bool = True) -> list[Task]:
-    """Every task of a version, as records."""
-    version_dir = Path(version_dir)
-    if check:
-        verify_manifest(version_dir)
-    tasks: list[Task] = []
-    for shard in sorted((version_dir / "tasks").glob("*.parquet")):
-        tasks.extend(_row_task(r) for r in pq.read_table(shard).to_pylist())
-    return tasks
-
-
-def load_seed(version_dir: Path, snapshot_id: str, *, cache_dir: Path) -> SeedApp:
-    """The seed snapshot a task references, unpacked into the snapshot cache."""
-    table = pq.read_table(Path(version_dir) / "environments")
-    rows = [r for r in table.to_pylist() if r["snapshot_id"] == snapshot_id]
-    if not rows:
-        raise DatasetError(f"snapshot {snapshot_id} is not in {version_dir}/environments")
-    row = rows[0]
-    manifest = from_json_dict(SeedManifest, json.loads(row["manifest"]))
-    final = Path(cache_dir) / "snapshots" / snapshot_id
-    if not (final / "tree").is_dir():
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{snapshot_id}.", dir=final.parent))
-        try:
-            with tarfile.open(fileobj=io.BytesIO(row["archive"]), mode="r:gz") as tar:
-                tar.extractall(tmp / "unpacked", filter="data")
-            copy_tree(tmp / "unpacked", tmp / "tree", row["files"])
-            shutil.rmtree(tmp / "unpacked")
-            os.chmod(tmp, 0o755)
-            try:
-                os.rename(tmp, final)
-            except OSError:
-                if not (final / "tree").is_dir():
-                    raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return SeedApp(
-        name=row["seed"],
-        snapshot_id=snapshot_id,
-        root=str(final / "tree"),
-        manifest=manifest,
-        files=tuple(row["files"]),
-        origin=f"{version_dir}#environments/{snapshot_id}",
+    Later publishes keep them out even when a refresh mints the same ids again.
+    """
+    fs, root_path = _target(root, storage_options)
+    base = f"{root_path}/{name}"
+    latest = _latest_name(fs, base)
+    manifest = _read_manifest(fs, f"{base}/{latest}") if latest else None
+    if manifest is None:
+        raise DatasetError(f"no published version under {_display(fs, base)} to retract")
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for config in ("tasks", "environments"):
+        rows[config] = []
+        for entry in manifest["splits"][config]["train"]:
+            with fs.open(f"{base}/{latest}/{entry['path']}", "rb") as fh:
+                rows[config].extend(pq.read_table(fh).to_pylist())
+    unknown = set(ids) - {r["instance_id"] for r in rows["tasks"]}
+    if unknown:
+        raise DatasetError(f"no task {sorted(unknown)[0]!r} in {latest}; nothing retracted")
+    return _publish_rows(
+        rows["tasks"],
+        rows["environments"],
+        root=root,
+        name=name,
+        policy=policy or ShardPolicy(**manifest.get("shard_policy", {})),
+        storage_options=storage_options,
+        retractions=dict(ids),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -139,17 +140,32 @@ def verify(
     task: Task,
     patch: str,
     *,
-    seed: SeedApp,
-    env: Environment,
-    sandbox: Sandbox,
-    limits: Limits,
+    seed: SeedApp | None = None,
+    env: Environment | None = None,
+    sandbox: Sandbox | None = None,
+    limits: Limits | None = None,
     fail_fast: bool = False,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> Reward:
     """The reward for `patch` (a `git diff` relative to the task's root) on `task`.
 
     `fail_fast` stops at the first failing test: the reward is the same (any failure gives 0),
     only the per-test outcomes after it are reported missing. FAIL_TO_PASS runs first.
+
+    For a task from `taskmint.load_tasks`, `seed` and `env` may be left out: they come from the
+    version the task was loaded from, cached by hash under `cache_dir`; `sandbox` defaults to
+    the local bubblewrap sandbox and `limits` to the defaults with the seed's timeout.
     """
+    if seed is None or env is None:
+        from taskmint.publish.loader import runtime_for
+
+        seed, env = runtime_for(task, cache_dir=cache_dir)
+    if limits is None:
+        limits = Limits().with_wall(seed.manifest.timeout)
+    if sandbox is None:
+        from taskmint.sandbox import LocalSandbox
+
+        sandbox = LocalSandbox()
     start = time.monotonic()
     expected = tuple(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
     kept, rejected = filter_patch(patch, task)
