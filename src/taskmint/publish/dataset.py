@@ -89,6 +89,10 @@ TASK_SCHEMA = pa.schema(
         ("original_runs", pa.int64()),
         ("broken_runs", pa.int64()),
         ("dropped_tests", _STR_LIST),
+        ("statement_style", pa.string()),
+        ("statement_spec", pa.string()),
+        ("statement_issue", pa.string()),
+        ("statement_source", pa.string()),
     ]
 )
 ENVIRONMENT_SCHEMA = pa.schema(
