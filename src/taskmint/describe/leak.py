@@ -32,11 +32,22 @@ _JS_METHOD_HEAD = re.compile(
 )
 _CONTROL = frozenset(("if", "for", "while", "switch", "catch", "with", "return"))
 _COMMENT = ("#", "//", "/*", "*", "*/")
+_EDGE = frozenset((";", ":", "{", ",", "\\"))
 
 
 def tokens(text: str) -> list[str]:
     """`text` as tokens: identifiers/numbers and single punctuation marks (backticks dropped)."""
     return _TOKEN.findall(text)
+
+
+def _line_key(line: str) -> list[str]:
+    """A line's tokens without the punctuation that only closes or opens a statement."""
+    toks = tokens(line)
+    while toks and toks[-1] in _EDGE:
+        toks.pop()
+    while toks and toks[0] in ("}", ")", "]"):
+        toks.pop(0)
+    return toks
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +136,7 @@ class LeakChecker:
             stripped = line.strip()
             if not stripped or i in interface or stripped.startswith(_COMMENT):
                 continue
-            toks = tokens(stripped)
+            toks = _line_key(stripped)
             key = " ".join(toks)
             if len(toks) >= min_tokens:
                 protected.setdefault(key, stripped)
@@ -144,7 +155,7 @@ class LeakChecker:
         ]
         seen = {leak.line for leak in found}
         for text_line in text.splitlines():
-            key = " ".join(tokens(text_line))
+            key = " ".join(_line_key(text_line))
             original = self.complete.get(key)
             if original is not None and original not in seen:
                 seen.add(original)
