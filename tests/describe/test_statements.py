@@ -166,7 +166,8 @@ def test_every_candidate_of_the_bundled_seeds_gets_a_clean_description(bundled_d
         assert leaks == [], (cand.units[0], [leak.describe() for leak in leaks])
     levels = Counter(d.detail for _, d in bundled_descriptions)
     print(
-        f"\n{len(bundled_descriptions)} candidates, {dict(strategies)}, detail levels {dict(levels)}"
+        f"\n{len(bundled_descriptions)} candidates, {dict(strategies)}, "
+        f"detail levels {dict(levels)}"
     )
 
 
