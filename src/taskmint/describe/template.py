@@ -147,9 +147,9 @@ def _intro(facts: Facts, style: str) -> str:
             )
         if s in ("remove_function", "remove_method"):
             return (
-                f"The {kind} `{qual}` has been removed from {_where(main).split(' in ', 1)[-1]}, "
-                "but the rest of the project and its tests still call it, so they fail when "
-                "they reach it. It needs to be added back where the callers expect it."
+                f"The {kind} `{qual}` is gone: it was {_where(main)}, and the rest of the project "
+                "and its tests still call it, so they fail when they reach it. It needs to be "
+                "added back where the callers expect it."
             )
         if s == "remove_class":
             return (
