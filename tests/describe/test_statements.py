@@ -65,10 +65,13 @@ def test_statements_carry_the_real_failure_messages(published_tasks):
     ]
     assert with_messages, "no task shows the assertion messages of its failing tests"
     assert any("NotImplementedError" in t.problem_statement for t in with_messages)
+    assert not any(re.search(r"0x[0-9a-f]{6}", t.problem_statement) for t in published_tasks)
 
 
-def test_the_statement_columns_load_with_datasets(tiny_dataset, published_tasks):
-    rows = datasets.load_dataset(str(tiny_dataset), "tasks", split="train")
+def test_the_statement_columns_load_with_datasets(tiny_dataset, published_tasks, tmp_path):
+    rows = datasets.load_dataset(
+        str(tiny_dataset), "tasks", split="train", cache_dir=str(tmp_path / "hf")
+    )
     for name in ("statement_style", "statement_spec", "statement_issue", "statement_source"):
         assert name in rows.column_names
     by_id = {r["instance_id"]: r for r in rows}

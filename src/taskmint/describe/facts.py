@@ -26,6 +26,7 @@ _FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 _MAX_CALLERS = 8
 _MAX_MESSAGES = 6
 _MAX_MESSAGE_CHARS = 300
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
 # Words that are never a project helper or data structure worth naming in a hint.
 # fmt: off
 KEYWORDS = frozenset((
@@ -106,6 +107,8 @@ class Facts:
     removed_lines: int = 0
     # (file, first line, last line) of the removed code in the original, for remove_block hints
     spans: tuple[tuple[str, int, int], ...] = ()
+    # remove_class: the whole class went (False: the class stayed, most of its methods went)
+    whole_class: bool = True
 
     @property
     def main(self) -> UnitFacts:
@@ -157,6 +160,13 @@ def _units(candidate: Candidate, seed: SeedApp | None) -> tuple[UnitFacts, ...]:
     if candidate.strategy == "remove_class":
         cls = _class_of(candidate)
         header = (candidate.signature or f"class {cls}").splitlines()[0]
+        written = re.search(
+            rf"^[ \t]*((?:export\s+)?class\s+{re.escape(cls)}\b[^\n{{]*)",
+            candidate.removed_code,
+            re.M,
+        )
+        if written:  # the header as written (bases included), an interface line
+            header = written.group(1).rstrip().rstrip(":").rstrip()
         out.append(
             UnitFacts(
                 file=candidate.units[0].partition("::")[0],
@@ -188,6 +198,21 @@ def _units(candidate: Candidate, seed: SeedApp | None) -> tuple[UnitFacts, ...]:
                 decorators=decorators,
             )
         )
+    if candidate.strategy == "remove_class" and len(out) == 1:
+        # the whole class went and the candidate names only the class: list its own methods
+        owner = out[0]
+        for (file, qual), unit in sorted(by_qual.items()):
+            if file == owner.file and qual.rpartition(".")[0] == owner.qualname:
+                out.append(
+                    UnitFacts(
+                        file=file,
+                        qualname=qual,
+                        kind="method",
+                        signature=unit.signature,
+                        docstring=unit.docstring,
+                        decorators=unit.decorators,
+                    )
+                )
     if candidate.strategy == "feature_cluster":
         # the unit with the candidate's signature (the largest) first
         out.sort(key=lambda u: (u.signature != candidate.signature, u.file, u.qualname))
@@ -208,11 +233,18 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
     if seed is None:
         return []
     names = {u.name for u in units if not u.name.startswith("__") and len(u.name) > 2}
+    if candidate.strategy == "remove_class" and dict(candidate.features).get("whole_class", 1.0):
+        names = {u.name for u in units if u.kind == "class"}  # used through the class name
     if not names:
         return []
     use = re.compile(
         r"(?:\b|\.)(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b(?!\s*=[^=])"
     )
+    # A method name alone (`write`, `close`) is used all over; count a use only in files that
+    # name the method's class (or a free function's own name).
+    owners = {u.owner or u.name for u in units if u.kind != "class"} | {
+        u.name for u in units if u.kind == "class"
+    }
     removed = {(f, line) for f, a, b in candidate.spans for line in range(a, b + 1)}
     roots = tuple(p.rstrip("/") + "/" for p in seed.manifest.source_paths)
     found: list[str] = []
@@ -220,9 +252,12 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
         if not rel.startswith(roots) or not rel.endswith((".py", ".js", ".mjs", ".ts")):
             continue
         try:
-            lines = (Path(seed.root) / rel).read_text(encoding="utf-8").splitlines()
+            text = (Path(seed.root) / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        if not any(re.search(rf"\b{re.escape(o)}\b", text) for o in owners):
+            continue
+        lines = text.splitlines()
         stack: list[tuple[int, str]] = []
         for no, line in enumerate(lines, 1):
             stripped = line.strip()
@@ -350,7 +385,8 @@ def _messages(verdict: Verdict) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     seen: set[str] = set()
     for test_id, message in verdict.failure_messages:
-        text = " ".join(message.split())[:_MAX_MESSAGE_CHARS]
+        # memory addresses in reprs differ from run to run; statements must not
+        text = _ADDRESS.sub("0x...", " ".join(message.split()))[:_MAX_MESSAGE_CHARS]
         if not text or text in seen:
             continue
         seen.add(text)
@@ -381,4 +417,5 @@ def gather_facts(
         shape=shape_of(candidate.removed_code, candidate.language),
         removed_lines=sum(1 for ln in candidate.removed_code.splitlines() if ln.strip()),
         spans=candidate.spans,
+        whole_class=dict(candidate.features).get("whole_class", 1.0) != 0.0,
     )

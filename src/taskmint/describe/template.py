@@ -119,6 +119,8 @@ def _title(facts: Facts, style: str) -> str:
             return f"# `{qual}` fails with a not-implemented error instead of working"
         if s in ("remove_function", "remove_method"):
             return f"# `{qual}` is missing from `{main.file}`"
+        if s == "remove_class" and not facts.whole_class:
+            return f"# Most methods of `{qual}` are gone from `{main.file}`"
         if s == "remove_class":
             return f"# The class `{qual}` is gone from `{main.file}`"
         if s == "remove_block":
@@ -128,6 +130,8 @@ def _title(facts: Facts, style: str) -> str:
         return f"# Implement `{qual}` in `{main.file}`"
     if s in ("remove_function", "remove_method"):
         return f"# Add the missing {main.kind} `{qual}` to `{main.file}`"
+    if s == "remove_class" and not facts.whole_class:
+        return f"# Add the missing methods of the class `{qual}` in `{main.file}`"
     if s == "remove_class":
         return f"# Add the missing class `{qual}` to `{main.file}`"
     if s == "remove_block":
@@ -150,6 +154,12 @@ def _intro(facts: Facts, style: str) -> str:
                 f"The {kind} `{qual}` is gone: it was {_where(main)}, and the rest of the project "
                 "and its tests still call it, so they fail when they reach it. It needs to be "
                 "added back where the callers expect it."
+            )
+        if s == "remove_class" and not facts.whole_class:
+            return (
+                f"The class `{qual}` in `{main.file}` is still there, but most of its methods "
+                "are gone (its constructor, its other dunder methods and its attributes are "
+                "left), and other code and the tests call them. They need to be written again."
             )
         if s == "remove_class":
             return (
@@ -181,6 +191,13 @@ def _intro(facts: Facts, style: str) -> str:
             f"The {kind} `{qual}` has been removed from {where}, but the rest of the project and "
             "its tests still call it. Define it again there so that the test suite passes."
         )
+    if s == "remove_class" and not facts.whole_class:
+        return (
+            f"Most methods of the class `{qual}` in `{main.file}` have been removed; the class "
+            "itself, its constructor and other dunder methods, and its attributes remain. The "
+            "rest of the project and its tests still call the missing methods. Write them again "
+            "in the class, as listed below, so that the test suite passes."
+        )
     if s == "remove_class":
         return (
             f"The class `{qual}` has been removed from `{main.file}`, but the rest of the project "
@@ -207,11 +224,19 @@ def _where_section(facts: Facts, detail: int) -> list[str]:
     if facts.strategy == "remove_class":
         cls = facts.units[0]
         methods = facts.units[1:]
-        out.append(
-            f"The class `{cls.qualname}` goes at the top level of `{cls.file}` (module "
-            f"`{cls.module}`), declared as below, with "
-            + (f"these {len(methods)} methods:" if methods else "its methods:")
-        )
+        if facts.whole_class:
+            where = f"goes at the top level of `{cls.file}`"
+            if cls.file.endswith(".py"):
+                where += f" (module `{cls.module}`)"
+            out.append(
+                f"The class `{cls.qualname}` {where}, declared as below, with "
+                + (f"these {len(methods)} methods:" if methods else "its methods:")
+            )
+        else:
+            out.append(
+                f"These {len(methods)} methods go back into the class `{cls.qualname}` in "
+                f"`{cls.file}`:"
+            )
         out += ["", *_signature_block(facts, units), ""]
         for m in methods:
             doc = _doc(m, detail)
