@@ -19,6 +19,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from taskmint.acquire import acquire, load_seed_list
 from taskmint.config import PipelineConfig
+from taskmint.describe import load_rewriter
 from taskmint.envs import build_environment
 from taskmint.errors import TaskmintError
 from taskmint.excise import ExciseResult, excise
@@ -122,8 +123,15 @@ def mint_task(
     coverage: CoverageMap | None,
 ) -> MintResult:
     """Validate, describe and calibrate one candidate."""
+    try:
+        rewriter = load_rewriter(config.models, config.describe_model, os.environ)
+    except TaskmintError as exc:  # rewriting is optional: say why, keep the templates
+        get_run_logger().warning("describe_model unusable, using templates: %s", exc)
+        rewriter = None
     with open_sandbox(config.sandbox) as sandbox:
-        result = mint_candidate(candidate, seed, env, baseline, sandbox, config, coverage)
+        result = mint_candidate(
+            candidate, seed, env, baseline, sandbox, config, coverage, rewriter=rewriter
+        )
     get_run_logger().info(
         "[%s] %s %s: %s",
         seed.name,

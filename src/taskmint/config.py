@@ -138,6 +138,10 @@ class PipelineConfig:
     knobs: Knobs | None = None  # ranges on the candidates' static difficulty features
     # A calibration TOML (see docs/calibration.md); None: the reference solvers alone.
     models: Path | None = None
+    # describe: the style of problem_statement ("spec" or "issue"; both are stored), and the
+    # name of a `[[model]]` of the calibration config to reword statements (None: templates)
+    statement_style: str = "spec"
+    describe_model: str | None = None
 
     def __post_init__(self) -> None:
         if self.original_runs < 3:
@@ -149,6 +153,10 @@ class PipelineConfig:
             raise ManifestError("broken_runs must be at least 2 to detect flaky results")
         if self.workers < 1:
             raise ManifestError("workers must be at least 1")
+        if self.statement_style not in ("spec", "issue"):
+            raise ManifestError(
+                f"statement_style must be 'spec' or 'issue', got {self.statement_style!r}"
+            )
 
     @property
     def cache_dir(self) -> Path:

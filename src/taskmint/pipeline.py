@@ -20,7 +20,7 @@ from taskmint.calibrate import (
     overall_band,
 )
 from taskmint.config import PipelineConfig
-from taskmint.describe import describe
+from taskmint.describe import Rewriter, describe
 from taskmint.index.coverage import CoverageMap
 from taskmint.publish.dataset import FEATURE_NAMES
 from taskmint.records import Candidate, Environment, Reward, SeedApp, Task, Verdict
@@ -82,8 +82,13 @@ def mint_candidate(
     sandbox: Sandbox,
     config: PipelineConfig,
     coverage: CoverageMap | None = None,
+    rewriter: Rewriter | None = None,
 ) -> MintResult:
-    """validate -> describe -> calibrate (reference solvers) for one candidate."""
+    """validate -> describe -> calibrate (reference solvers) for one candidate.
+
+    `rewriter` (see `taskmint.describe.load_rewriter`) rewords statements with a model; without
+    it, or when it fails, the template statement is used.
+    """
     limits = config.sandbox.limits.with_wall(seed.manifest.timeout)
     verdict = validate_candidate(
         candidate,
@@ -97,7 +102,20 @@ def mint_candidate(
     )
     if not verdict.accepted:
         return MintResult(verdict=verdict)
-    statement, hints = describe(candidate, verdict, seed.manifest.source_paths)
+    description = describe(
+        candidate,
+        verdict,
+        seed.manifest.source_paths,
+        seed=seed,
+        style=config.statement_style,
+        rewriter=rewriter,
+    )
+    if not description.ok:
+        return MintResult(
+            verdict=dataclasses.replace(
+                verdict, status="leaky_description", reason=description.reason
+            )
+        )
     task = Task(
         instance_id=f"{seed.name}__{candidate.strategy}__{candidate.candidate_id}",
         seed=seed.name,
@@ -107,8 +125,8 @@ def mint_candidate(
         strategy=candidate.strategy,
         units=candidate.units,
         files=candidate.files,
-        problem_statement=statement,
-        hints=hints,
+        problem_statement=description.statement,
+        hints=description.hints,
         breaking_patch=candidate.breaking_patch,
         patch=candidate.gold_patch,
         FAIL_TO_PASS=verdict.fail_to_pass,
@@ -127,6 +145,10 @@ def mint_candidate(
         original_runs=verdict.original_runs,
         broken_runs=verdict.broken_runs,
         dropped_tests=verdict.dropped_tests,
+        statement_style=description.style,
+        statement_spec=description.statement_spec,
+        statement_issue=description.statement_issue,
+        statement_source=description.source,
     )
 
     def reward(t: Task, patch: str, fail_fast: bool) -> Reward:

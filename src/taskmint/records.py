@@ -54,6 +54,7 @@ VerdictStatus = Literal[
     "reference_failed",  # oracle did not get 1.0 or null did not get 0.0
     "leak",  # the removed code is visible from inside the sandbox
     "excise_failed",  # the edit could not be made
+    "leaky_description",  # no statement or hint could be written without the removed code
 ]
 
 
@@ -212,6 +213,8 @@ class Verdict:
     # stable on the original, mixed on the broken tree: dropped from both lists
     dropped_tests: tuple[str, ...] = ()
     test_time: float = 0.0  # summed durations of every test phase of the broken runs
+    # (test id, assertion message) of FAIL_TO_PASS tests on the broken tree, for `describe`
+    failure_messages: tuple[tuple[str, str], ...] = ()
 
     @property
     def accepted(self) -> bool:
@@ -282,6 +285,10 @@ class Task:
     original_runs: int = 0  # runs of the original suite (declared, reversed, shuffled orders)
     broken_runs: int = 0  # runs of the broken tree
     dropped_tests: tuple[str, ...] = ()  # mixed results on the broken tree (in neither list)
+    statement_style: str = "spec"  # the style of problem_statement: "spec" or "issue"
+    statement_spec: str = ""  # the template statement as a precise specification
+    statement_issue: str = ""  # the template statement as a user's issue report
+    statement_source: str = "template"  # who wrote problem_statement: "template" or "llm:<model>"
     # Where a loaded task came from (a dataset version URL); set by the loader, never published.
     origin: str = field(default="", compare=False)
 

@@ -17,7 +17,7 @@ def test_statement_names_signature_docstring_tests_and_rules(published_tasks):
     assert "The `n` most frequent words, ties broken alphabetically." in text
     assert "tests/test_text.py::test_top_words_breaks_ties_alphabetically" in text
     assert "Do not edit" in text
-    assert len(task.hints) == 3
+    assert len(task.hints) >= 3
 
 
 def test_no_removed_line_is_in_the_statement_or_the_first_hints(published_tasks):

@@ -1,10 +1,32 @@
 """Stage 6, `describe`: an accepted candidate -> a problem statement and graded hints.
 
-Template-based and deterministic: the statement is built from the removed unit's signature and
-docstring, where it lives, and the names of the tests that now fail. Hints go from vague to
-nearly complete. Nothing here copies a line of the removed code into the statement.
+`facts` gathers what a statement may say (where the code belongs, signatures, docstrings,
+callers, failing tests and their messages); `template` turns facts into two statement styles
+(`spec` and `issue`) and four hint levels, deterministically; `leak` checks that no removed
+line reaches a statement or a hint; `rewrite` optionally rewords the statement through an
+OpenAI-compatible endpoint; `stage` ties them together and rejects what cannot be made clean.
 """
 
-from taskmint.describe.template import describe, hints_for, statement_for
+from taskmint.describe.facts import Facts, gather_facts
+from taskmint.describe.leak import Leak, LeakChecker, find_leaks
+from taskmint.describe.rewrite import Rewriter, load_rewriter
+from taskmint.describe.stage import Description, describe, describe_facts
+from taskmint.describe.template import HINT_LEVELS, STYLES, hints_for, outline, statement_for
 
-__all__ = ["describe", "hints_for", "statement_for"]
+__all__ = [
+    "HINT_LEVELS",
+    "STYLES",
+    "Description",
+    "Facts",
+    "Leak",
+    "LeakChecker",
+    "Rewriter",
+    "describe",
+    "describe_facts",
+    "find_leaks",
+    "gather_facts",
+    "hints_for",
+    "load_rewriter",
+    "outline",
+    "statement_for",
+]

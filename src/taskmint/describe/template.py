@@ -1,199 +1,542 @@
-"""Template problem statements and hints."""
+"""Deterministic template statements (two styles) and graded hints, from a `Facts` record.
+
+Two statement styles: `spec`, a precise specification (where the code belongs, its signature,
+what it must do, who calls it, the failing tests and their messages, the rules), and `issue`,
+the same facts told as a user would report the missing behaviour. Hints come in four levels,
+from vague to nearly complete: which behaviours the failing tests check; which helpers, data
+structures and exceptions the code works with; the algorithm in words; an outline of the
+structure with the details left out.
+
+`detail` lowers what is said when the leak check objects: 2 says everything, 1 leaves out the
+failure messages and gives a keyword-only outline, 0 also leaves out the docstrings (a doctest
+in a docstring can hold a removed line). The same facts and detail always give the same text.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 
-from taskmint.records import Candidate, Verdict
+from taskmint.describe.facts import Facts, UnitFacts
 
-__all__ = ["describe", "hints_for", "statement_for"]
+__all__ = ["HINT_LEVELS", "STYLES", "hints_for", "outline", "statement_for"]
 
+STYLES = ("spec", "issue")
+HINT_LEVELS = 4
 _MAX_TESTS_LISTED = 12
-_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
-# fmt: off
-_KEYWORDS = frozenset((
-    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "False", "finally", "for", "from", "global", "if", "import", "in", "is",
-    "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while",
-    "with", "yield", "self", "cls", "len", "range", "list", "dict", "set", "tuple", "str", "int",
-    "float", "bool", "isinstance", "sorted", "enumerate", "zip", "min", "max", "sum", "any",
-    "all", "abs", "print", "super", "type", "object", "const", "let", "var", "function", "new",
-    "this", "throw", "undefined", "null", "typeof",
-))
-# fmt: on
+_MAX_BEHAVIOURS = 6
+_MAX_NAMES = 12
+_KEYWORD_HEADS = frozenset(
+    (
+        "for",
+        "while",
+        "if",
+        "elif",
+        "else",
+        "try",
+        "except",
+        "with",
+        "return",
+        "raise",
+        "yield",
+        "finally",
+        "switch",
+        "case",
+        "throw",
+        "catch",
+        "do",
+        "default",
+    )
+)
 
 
-def _where(candidate: Candidate) -> tuple[str, str]:
-    file, _, qual = candidate.units[0].partition("::")
-    return file, qual.split("#")[0]
+def _code(s: str) -> str:
+    return f"`{s}`"
 
 
-def _test_names(tests: tuple[str, ...]) -> list[str]:
+def _listing(items: list[str] | tuple[str, ...], limit: int = _MAX_NAMES) -> str:
+    shown = [_code(i) for i in items[:limit]]
+    if len(items) > limit:
+        shown.append(f"{len(items) - limit} more")
+    if len(shown) <= 1:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _kind_word(facts: Facts) -> str:
+    return facts.main.kind
+
+
+def _where(unit: UnitFacts) -> str:
+    if unit.kind == "method" and unit.owner:
+        return f"a method of the class `{unit.owner}` in `{unit.file}`"
+    if unit.kind == "class":
+        return f"a class at the top level of `{unit.file}`"
+    if unit.file.endswith(".py"):
+        return f"a function at the top level of `{unit.file}` (module `{unit.module}`)"
+    return f"a function at the top level of `{unit.file}`"
+
+
+def _test_lines(tests: tuple[str, ...]) -> list[str]:
     shown = [f"- `{t}`" for t in tests[:_MAX_TESTS_LISTED]]
     if len(tests) > _MAX_TESTS_LISTED:
         shown.append(f"- ... and {len(tests) - _MAX_TESTS_LISTED} more")
     return shown
 
 
-def statement_for(candidate: Candidate, verdict: Verdict, source_paths: tuple[str, ...]) -> str:
-    """A precise specification of the missing behaviour, in Markdown."""
-    file, qual = _where(candidate)
-    kind = "method" if "." in qual else "function"
-    lang = candidate.language
-    strategy = candidate.strategy
-    if strategy == "remove_class":
-        kind = "class"
-        title = f"# Add the missing class `{qual}` to `{file}`"
-        intro = (
-            f"The class `{qual}` has been removed from `{file}`, but the rest of the project and "
-            "its tests still use it. Write it again in that file, with the methods listed below, "
-            "so that the test suite passes."
+def _message_lines(facts: Facts) -> list[str]:
+    return [f"- `{test.split('::')[-1]}`: {message}" for test, message in facts.failure_messages]
+
+
+def _doc(unit: UnitFacts, detail: int) -> str | None:
+    if detail < 1 or not unit.docstring:
+        return None
+    return textwrap.dedent(unit.docstring).strip()
+
+
+def _signature_block(facts: Facts, units: tuple[UnitFacts, ...]) -> list[str]:
+    lines = []
+    for u in units:
+        if facts.language == "python":
+            lines += [f"@{d}" for d in u.decorators]
+        lines.append(u.signature.strip())
+    body = "\n".join(lines)
+    return [f"```{facts.language}", body, "```"]
+
+
+def _missing_units(facts: Facts) -> tuple[UnitFacts, ...]:
+    """The units a solver must write (for remove_class: the class and its methods)."""
+    return facts.units
+
+
+def _title(facts: Facts, style: str) -> str:
+    main = facts.main
+    qual = main.qualname
+    s = facts.strategy
+    if style == "issue":
+        if s == "stub_body":
+            return f"# `{qual}` fails with a not-implemented error instead of working"
+        if s in ("remove_function", "remove_method"):
+            return f"# `{qual}` is missing from `{main.file}`"
+        if s == "remove_class" and not facts.whole_class:
+            return f"# Most methods of `{qual}` are gone from `{main.file}`"
+        if s == "remove_class":
+            return f"# The class `{qual}` is gone from `{main.file}`"
+        if s == "remove_block":
+            return f"# `{qual}` no longer handles every case"
+        return f"# A feature is broken: {len(facts.units)} functions raise NotImplementedError"
+    if s == "stub_body":
+        return f"# Implement `{qual}` in `{main.file}`"
+    if s in ("remove_function", "remove_method"):
+        return f"# Add the missing {main.kind} `{qual}` to `{main.file}`"
+    if s == "remove_class" and not facts.whole_class:
+        return f"# Add the missing methods of the class `{qual}` in `{main.file}`"
+    if s == "remove_class":
+        return f"# Add the missing class `{qual}` to `{main.file}`"
+    if s == "remove_block":
+        return f"# Restore the missing behaviour of `{qual}` in `{main.file}`"
+    return f"# Implement a missing feature ({len(facts.units)} functions)"
+
+
+def _intro(facts: Facts, style: str) -> str:
+    main = facts.main
+    qual, kind = main.qualname, main.kind
+    s = facts.strategy
+    if style == "issue":
+        if s == "stub_body":
+            return (
+                f"Calling `{qual}` fails: it throws a not-implemented error where it used to do "
+                f"its job, so everything that relies on it is broken. It is {_where(main)}."
+            )
+        if s in ("remove_function", "remove_method"):
+            return (
+                f"The {kind} `{qual}` is gone: it was {_where(main)}, and the rest of the project "
+                "and its tests still call it, so they fail when they reach it. It needs to be "
+                "added back where the callers expect it."
+            )
+        if s == "remove_class" and not facts.whole_class:
+            return (
+                f"The class `{qual}` in `{main.file}` is still there, but most of its methods "
+                "are gone (its constructor, its other dunder methods and its attributes are "
+                "left), and other code and the tests call them. They need to be written again."
+            )
+        if s == "remove_class":
+            return (
+                f"The class `{qual}` has been removed from `{main.file}`, but other code and the "
+                "tests still use it. It needs to be written again there, with the methods listed "
+                "below."
+            )
+        if s == "remove_block":
+            return (
+                f"`{qual}` ({_where(main)}) still runs, but part of what it should do no longer "
+                "happens: one block of its body (a branch, a loop or an exception handler) is "
+                "gone, and the tests below catch the difference."
+            )
+        return (
+            "One feature of the project has lost its implementation: "
+            f"{_listing([u.qualname for u in facts.units])} now only throw a not-implemented "
+            "error. "
+            "They work together, and all of them need to be restored."
         )
-        heading = "## Declaration and methods"
-    elif strategy in ("remove_function", "remove_method"):
-        title = f"# Add the missing {kind} `{qual}` to `{file}`"
-        where = f"class `{qual.rsplit('.', 1)[0]}` in `{file}`" if kind == "method" else f"`{file}`"
-        intro = (
+    if s == "stub_body":
+        return (
+            f"The {kind} `{qual}` in `{main.file}` has lost its implementation: its body now only "
+            "raises a not-implemented error. Restore it so that the project's test suite passes "
+            "again."
+        )
+    if s in ("remove_function", "remove_method"):
+        where = f"class `{main.owner}` in `{main.file}`" if kind == "method" else f"`{main.file}`"
+        return (
             f"The {kind} `{qual}` has been removed from {where}, but the rest of the project and "
             "its tests still call it. Define it again there so that the test suite passes."
         )
-        heading = "## Signature"
-    elif strategy == "remove_block":
-        title = f"# Restore the missing behaviour of `{qual}` in `{file}`"
-        intro = (
-            f"Part of the {kind} `{qual}` in `{file}` has been removed: one block of its body "
+    if s == "remove_class" and not facts.whole_class:
+        return (
+            f"Most methods of the class `{qual}` in `{main.file}` have been removed; the class "
+            "itself, its constructor and other dunder methods, and its attributes remain. The "
+            "rest of the project and its tests still call the missing methods. Write them again "
+            "in the class, as listed below, so that the test suite passes."
+        )
+    if s == "remove_class":
+        return (
+            f"The class `{qual}` has been removed from `{main.file}`, but the rest of the project "
+            "and its tests still use it. Write it again in that file, with the methods listed "
+            "below, so that the test suite passes."
+        )
+    if s == "remove_block":
+        return (
+            f"Part of the {kind} `{qual}` in `{main.file}` has been removed: one block of its body "
             "(a branch of an `if`, a loop, or an exception handler) is gone, so some of what it "
             "should do no longer happens. Find what is missing and restore it so that the test "
             "suite passes again."
         )
-        heading = "## Signature"
-    elif strategy == "feature_cluster":
-        listed = ", ".join(f"`{u}`" for u in candidate.units)
-        title = f"# Implement a missing feature ({len(candidate.units)} functions)"
-        intro = (
-            "One feature of the project has lost its implementation: these functions and "
-            f"methods now only raise a not-implemented error: {listed}. They work together; "
-            "restore all of them so that the test suite passes again."
-        )
-        heading = "## Signature of the first one"
-    else:
-        title = f"# Implement `{qual}` in `{file}`"
-        intro = (
-            f"The {kind} `{qual}` in `{file}` has lost its implementation: its body now only "
-            "raises a not-implemented error. Restore it so that the project's test suite passes "
-            "again."
-        )
-        heading = "## Signature"
-    lines = [
-        title,
-        "",
-        intro,
-        "",
-        heading,
-        "",
-        f"```{lang}",
-        candidate.signature or qual,
-        "```",
-        "",
-    ]
-    if candidate.docstring:
-        lines += ["## What it must do", "", candidate.docstring.strip(), ""]
-    else:
-        lines += [
-            "## What it must do",
-            "",
-            f"The {kind} has no documentation; its callers and the failing tests show what it "
-            "must return and which errors it must raise.",
+    return (
+        "One feature of the project has lost its implementation: these functions and methods "
+        f"now only raise a not-implemented error: {_listing([u.qualname for u in facts.units])}. "
+        "They work together; restore all of them so that the test suite passes again."
+    )
+
+
+def _where_section(facts: Facts, detail: int) -> list[str]:
+    units = _missing_units(facts)
+    out = ["## Where it belongs", ""]
+    if facts.strategy == "remove_class":
+        cls = facts.units[0]
+        methods = facts.units[1:]
+        if facts.whole_class:
+            where = f"goes at the top level of `{cls.file}`"
+            if cls.file.endswith(".py"):
+                where += f" (module `{cls.module}`)"
+            out.append(
+                f"The class `{cls.qualname}` {where}, declared as below, with "
+                + (f"these {len(methods)} methods:" if methods else "its methods:")
+            )
+        else:
+            out.append(
+                f"These {len(methods)} methods go back into the class `{cls.qualname}` in "
+                f"`{cls.file}`:"
+            )
+        out += ["", *_signature_block(facts, units), ""]
+        for m in methods:
+            doc = _doc(m, detail)
+            if doc:
+                out += [f"- `{m.name}`: " + " ".join(doc.split()), ""]
+        return out
+    for u in units:
+        out.append(f"- `{u.qualname}`: {_where(u)}")
+    out += ["", *_signature_block(facts, units), ""]
+    if facts.strategy in ("remove_function", "remove_method"):
+        out += [
+            "Keep exactly this name and these parameters: other code imports or calls it as it is.",
             "",
         ]
-    lines += [
-        "## Tests that fail now and must pass",
-        "",
-        *_test_names(verdict.fail_to_pass),
-        "",
+    return out
+
+
+def _what_section(facts: Facts, detail: int) -> list[str]:
+    out = ["## What it must do", ""]
+    documented = [(u, _doc(u, detail)) for u in facts.units]
+    documented = [(u, d) for u, d in documented if d]
+    if facts.strategy == "remove_class":
+        documented = documented[:1]
+    if not documented:
+        out += [
+            f"The {_kind_word(facts)} has no documentation here; its callers and the failing "
+            "tests show what it must return and which errors it must raise.",
+            "",
+        ]
+    elif len(documented) == 1:
+        out += [documented[0][1] or "", ""]
+    else:
+        for u, d in documented:
+            out += [f"`{u.qualname}`:", "", d or "", ""]
+    if facts.callers:
+        out += ["It is used by:", "", *[f"- {c}" for c in facts.callers], ""]
+    return out
+
+
+def _tests_section(facts: Facts, detail: int, style: str) -> list[str]:
+    heading = "## What fails" if style == "issue" else "## Tests that fail now and must pass"
+    out = [heading, ""]
+    if style == "issue":
+        out += ["These tests fail on the current code:", ""]
+    out += [*_test_lines(facts.fail_to_pass), ""]
+    if detail >= 2 and facts.failure_messages:
+        out += ["They fail with messages like:", "", *_message_lines(facts), ""]
+    return out
+
+
+def _rules(facts: Facts) -> list[str]:
+    paths = ", ".join(_code(p) for p in facts.source_paths)
+    return [
         "## Rules",
         "",
-        f"- Change only files under {', '.join(f'`{p}`' for p in source_paths)}.",
+        f"- Change only files under {paths}.",
         "- Do not edit, add or delete tests or test configuration: the tests are restored from "
         "the original before grading, and tests outside the list above must keep passing.",
         "- Keep the names and signatures above; other code calls them as they are.",
         "",
     ]
+
+
+def statement_for(facts: Facts, *, style: str = "spec", detail: int = 2) -> str:
+    """The problem statement in `style` ("spec" or "issue"), in Markdown."""
+    if style not in STYLES:
+        raise ValueError(f"unknown statement style {style!r}; choose one of {STYLES}")
+    lines = [_title(facts, style), "", _intro(facts, style), ""]
+    if style == "issue":
+        lines += _tests_section(facts, detail, style)
+        lines += ["## Expected behaviour", ""]
+        lines += _what_section(facts, detail)[2:]
+        lines += _where_section(facts, detail)
+    else:
+        lines += _where_section(facts, detail)
+        lines += _what_section(facts, detail)
+        lines += _tests_section(facts, detail, style)
+    lines += _rules(facts)
     return "\n".join(lines)
 
 
-def _called_names(candidate: Candidate) -> list[str]:
-    names = sorted(
-        {
-            n
-            for n in _IDENT.findall(candidate.removed_code)
-            if n not in _KEYWORDS and not n.isupper() and len(n) > 2
-        }
+def _behaviour(test_id: str) -> str:
+    name = test_id.split("::")[-1].split("[")[0]
+    name = re.sub(r"^test_?", "", name)
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").strip()
+    return words.lower() or name
+
+
+def _hint_tests(facts: Facts) -> str:
+    tests = facts.fail_to_pass
+    files = sorted({t.split("::")[0] for t in tests})
+    behaviours = list(dict.fromkeys(_behaviour(t) for t in tests))
+    shown = "; ".join(f"_{b}_" for b in behaviours[:_MAX_BEHAVIOURS])
+    more = f" (and {len(behaviours) - _MAX_BEHAVIOURS} more)" if len(behaviours) > 6 else ""
+    return (
+        f"{len(tests)} test(s) in {_listing(files, 4)} check this behaviour: {shown}{more}. "
+        f"Read `{tests[0]}` first: it shows the inputs `{facts.main.qualname}` receives and the "
+        "result or error expected from it."
     )
-    return names[:15]
 
 
-def _outline(candidate: Candidate) -> str:
-    """Control-flow skeleton of the removed body: keywords and structure, no complete lines."""
+def _hint_helpers(facts: Facts) -> str:
+    shape = facts.shape
+    own = {u.name for u in facts.units}
+    calls = [c for c in shape.calls if c not in own]
+    parts = [f"The code belongs in `{facts.main.file}`."]
+    if facts.strategy == "remove_block" and facts.spans:
+        file, first, last = facts.spans[0]
+        parts = [
+            f"The missing block sat at lines {first}-{last} of the original `{file}`, inside "
+            f"`{facts.main.qualname}`; the code around that spot still refers to what it did."
+        ]
+    if calls:
+        parts.append(
+            f"The original calls {_listing(calls)}; reuse what the project already has rather "
+            "than writing it again."
+        )
+    names = [n for n in shape.names if n not in own and len(n) > 2]
+    if names:
+        parts.append(f"It works with {_listing(names)}.")
+    if shape.raises:
+        parts.append(f"It raises {_listing(list(shape.raises))} for inputs it cannot handle.")
+    if len(parts) == 1:
+        parts.append("It needs no helper beyond the language's built-ins.")
+    return " ".join(parts)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _hint_algorithm(facts: Facts) -> str:
+    s = facts.shape
+    steps: list[str] = []
+    if s.raises:
+        steps.append(f"checks its input and raises {_listing(list(s.raises))} when it is invalid")
+    if s.loops:
+        steps.append(f"walks over the data with {_plural(s.loops, 'loop')}")
+    if s.comprehensions:
+        steps.append(f"builds collections with {_plural(s.comprehensions, 'comprehension')}")
+    if s.branches:
+        steps.append(f"decides between cases with {_plural(s.branches, 'condition')}")
+    if s.handlers:
+        steps.append(f"catches errors in {_plural(s.handlers, 'handler')}")
+    if s.recursion:
+        steps.append("calls itself on smaller parts")
+    if s.yields:
+        steps.append("yields its results one at a time")
+    elif s.returns:
+        steps.append("returns the result")
+    if not steps:
+        steps.append("updates state in place (it returns nothing)")
+    what = {
+        "remove_block": "The missing block",
+        "feature_cluster": "Together, the missing bodies",
+        "remove_class": "The class's methods",
+    }.get(facts.strategy, "The original")
+    return (
+        f"{what} ({_plural(facts.removed_lines, 'line')}) "
+        + ", then ".join(steps)
+        + ". The failing tests' messages tell which case to handle first."
+    )
+
+
+def _outline_python(code: str) -> list[str] | None:
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    out: list[str] = []
+
+    def block(stmts: list[ast.stmt], depth: int) -> None:
+        pad = "    " * depth
+        for i, st in enumerate(stmts):
+            if (
+                i == 0
+                and isinstance(st, ast.Expr)
+                and isinstance(st.value, ast.Constant)
+                and isinstance(st.value.value, str)
+            ):
+                continue  # a docstring
+            if isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.append(f"{pad}def {st.name}(...):")
+                block(st.body, depth + 1)
+            elif isinstance(st, ast.ClassDef):
+                out.append(f"{pad}class {st.name}:")
+                block(st.body, depth + 1)
+            elif isinstance(st, ast.If):
+                out.append(f"{pad}if ...:")
+                block(st.body, depth + 1)
+                if st.orelse:
+                    out.append(f"{pad}else:")
+                    block(st.orelse, depth + 1)
+            elif isinstance(st, ast.For | ast.AsyncFor):
+                target = ", ".join(n.id for n in ast.walk(st.target) if isinstance(n, ast.Name))
+                out.append(f"{pad}for {target or '...'} in ...:  # loop")
+                block(st.body, depth + 1)
+            elif isinstance(st, ast.While):
+                out.append(f"{pad}while ...:")
+                block(st.body, depth + 1)
+            elif isinstance(st, ast.Try):
+                out.append(f"{pad}try:")
+                block(st.body, depth + 1)
+                for h in st.handlers:
+                    caught = ast.unparse(h.type) if h.type is not None else "anything"
+                    out.append(f"{pad}except ...:  # catches {caught}")
+                    block(h.body, depth + 1)
+                if st.finalbody:
+                    out.append(f"{pad}finally:")
+                    block(st.finalbody, depth + 1)
+            elif isinstance(st, ast.With | ast.AsyncWith):
+                out.append(f"{pad}with ...:")
+                block(st.body, depth + 1)
+            elif isinstance(st, ast.Return):
+                out.append(f"{pad}return ..." if st.value is not None else f"{pad}return")
+            elif isinstance(st, ast.Raise):
+                exc = st.exc.func if isinstance(st.exc, ast.Call) else st.exc
+                name = ast.unparse(exc) if exc is not None else ""
+                out.append(f"{pad}raise {name}(...)  # with a message" if name else f"{pad}raise")
+            elif isinstance(st, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                label = ", ".join(dict.fromkeys(names)) or "..."
+                out.append(f"{pad}{label} = ...  # set")
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                func = st.value.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                out.append(f"{pad}... {name}(...) ..." if name else f"{pad}...")
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Yield | ast.YieldFrom):
+                out.append(f"{pad}yield ...")
+            else:
+                out.append(f"{pad}...")
+
+    block(tree.body, 0)
+    return out
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_$][\w$.]*)\s*[-+*/%|&]?=(?!=)")
+_CALL = re.compile(r"^([A-Za-z_$][\w$.]*)\s*\(")
+_DECL = re.compile(r"^(const|let|var)\s+([A-Za-z_$][\w$]*)\s*=")
+_HEAD = re.compile(
+    r"^(?:@|async\s+def\b|def\b|class\b|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
+    r"(?:static\s+|async\s+|get\s+|set\s+)*[A-Za-z_$#][\w$]*\s*\([^;]*\)\s*\{$)"
+)
+
+
+def _outline_keywords(code: str) -> list[str]:
+    """A line-by-line outline: definition heads, braces, keywords and declared names only."""
     out = []
-    for line in candidate.removed_code.splitlines():
+    for line in code.splitlines():
         stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "//", '"""', "'''")):
+        if not stripped or stripped.startswith(("#", "//", '"""', "'''", "/*", "*")):
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        head = stripped.split()[0].rstrip(":")
-        if head in (
-            "for",
-            "while",
-            "if",
-            "elif",
-            "else",
-            "try",
-            "except",
-            "with",
-            "return",
-            "raise",
-            "yield",
-            "finally",
-            "switch",
-            "case",
-            "throw",
-        ):
-            out.append(f"{indent}{head} ...")
+        if re.fullmatch(r"[})\];,]+", stripped):
+            out.append(indent + stripped)
+            continue
+        head_match = _HEAD.match(stripped)
+        first = re.split(r"[\s:(]", stripped.lstrip("}").strip(), maxsplit=1)[0]
+        if head_match and first not in _KEYWORD_HEADS and first not in ("if", "for", "while"):
+            sig = stripped.split("{")[0].rstrip().rstrip(":")
+            sig = re.sub(r"\(.*\)", "(...)", sig)
+            out.append(f"{indent}{sig}" + (" {" if stripped.endswith("{") else ":"))
+            continue
+        brace = " {" if stripped.endswith("{") else ""
+        close = "} " if stripped.startswith("}") else ""
+        decl = _DECL.match(stripped)
+        if decl:
+            out.append(f"{indent}{decl.group(1)} {decl.group(2)} = ...{brace}")
+        elif first in _KEYWORD_HEADS:
+            out.append(f"{indent}{close}{first} ...{brace}")
+        elif target := _ASSIGN.match(stripped):
+            out.append(f"{indent}{target.group(1)} = ...")
+        elif call := _CALL.match(stripped):
+            out.append(f"{indent}{call.group(1)}(...) ...")
         else:
-            out.append(f"{indent}...")
+            out.append(f"{indent}...{brace}")
+    return out
+
+
+def outline(code: str, language: str, *, detail: int = 2) -> str:
+    """The structure of `code` with every detail left out (no complete line survives)."""
+    lines = _outline_python(code) if language == "python" and detail >= 2 else None
+    if lines is None:
+        lines = _outline_keywords(code)
     collapsed: list[str] = []
-    for line in out:
+    for line in lines:
         if not (collapsed and line.strip() == "..." and collapsed[-1] == line):
             collapsed.append(line)
-    return "\n".join(collapsed)
+    dedented = textwrap.dedent("\n".join(collapsed))
+    return dedented
 
 
-def hints_for(candidate: Candidate, verdict: Verdict) -> tuple[str, ...]:
-    """Three hints, from vague to nearly complete."""
-    file, qual = _where(candidate)
-    tests = verdict.fail_to_pass
-    h1 = (
-        f"Start from the failing tests ({len(tests)} of them, e.g. `{tests[0]}`): they show the "
-        f"inputs `{qual}` receives and the results and errors expected from it."
+def hints_for(facts: Facts, removed_code: str, *, detail: int = 2) -> tuple[str, ...]:
+    """`HINT_LEVELS` hints, from vague to nearly complete."""
+    skeleton = outline(removed_code, facts.language, detail=detail)
+    return (
+        _hint_tests(facts),
+        _hint_helpers(facts),
+        _hint_algorithm(facts),
+        "An outline of the original (structure only, details left out):\n\n"
+        f"```{facts.language}\n{skeleton}\n```",
     )
-    names = _called_names(candidate)
-    h2 = (
-        f"The implementation of `{qual}` in `{file}` can be written with what the project already "
-        f"has; the original uses these names: {', '.join(f'`{n}`' for n in names)}."
-        if names
-        else f"`{qual}` needs no helper beyond the language's built-ins."
-    )
-    h3 = (
-        "An outline of the original body (structure only, details left out):\n\n```\n"
-        + _outline(candidate)
-        + "\n```"
-    )
-    return (h1, h2, h3)
-
-
-def describe(
-    candidate: Candidate, verdict: Verdict, source_paths: tuple[str, ...]
-) -> tuple[str, tuple[str, ...]]:
-    """The `describe` verb: (problem statement, hints) for an accepted candidate."""
-    return statement_for(candidate, verdict, source_paths), hints_for(candidate, verdict)

@@ -81,6 +81,10 @@ COLUMN_DOCS: dict[str, str] = {
     "original_runs": "Runs of the original suite (declared, reversed, shuffled orders).",
     "broken_runs": "Runs of the broken tree.",
     "dropped_tests": "Tests with mixed results on the broken tree (in neither list).",
+    "statement_style": "Style of `problem_statement`: `spec` or `issue`.",
+    "statement_spec": "The template statement written as a precise specification.",
+    "statement_issue": "The template statement written as a user's issue report.",
+    "statement_source": "Who wrote `problem_statement`: `template` or `llm:<model>`.",
 }
 
 ENVIRONMENT_COLUMN_DOCS: dict[str, str] = {

@@ -20,6 +20,8 @@ from taskmint.validate.selection import select_tests
 
 __all__ = ["broken_run_limits", "materialize", "validate_candidate"]
 
+_MAX_MESSAGES = 20  # failure messages kept per verdict (the statement shows a few)
+
 
 def materialize(seed: SeedApp, patch: str, dest: Path | None = None) -> Path:
     """A fresh copy of the seed's snapshot with `patch` applied (the caller removes it)."""
@@ -121,6 +123,7 @@ def validate_candidate(
             f2p.append(tid)
         else:
             unstable.append(tid)
+    failure_messages = _failure_messages(f2p, reports)
     newly_passing = sorted(
         tid for tid in baseline.failing if maps and all(m.get(tid) == "passed" for m in maps)
     )
@@ -134,6 +137,7 @@ def validate_candidate(
         "broken_runs": len(reports),
         "tests_run": len(observed),
         "test_time": round(sum(r.duration for rep in reports for r in rep.results), 4),
+        "failure_messages": failure_messages,
     }
     if newly_passing:
         return verdict(
@@ -151,3 +155,17 @@ def validate_candidate(
     if not f2p:
         return verdict("no_failing_tests", "no test fails when this code is removed", **common)
     return verdict("accepted", f"{len(f2p)} test(s) fail without the removed code", **common)
+
+
+def _failure_messages(
+    fail_to_pass: list[str], reports: list[RunReport]
+) -> tuple[tuple[str, str], ...]:
+    """(test id, message) of the FAIL_TO_PASS tests in the first broken run, for `describe`."""
+    wanted = set(fail_to_pass)
+    out: list[tuple[str, str]] = []
+    for result in reports[0].results if reports else ():
+        if result.test_id in wanted and result.message:
+            out.append((result.test_id, result.message))
+            if len(out) >= _MAX_MESSAGES:
+                break
+    return tuple(out)

@@ -1,0 +1,421 @@
+"""What a problem statement may say about a task, gathered from everything except the answer.
+
+`gather_facts` collects, for an accepted candidate: where the missing code belongs (module,
+class, signature, docstring of every removed unit), who calls it (from the rest of the seed's
+sources, never from the removed spans), the failing tests and the assertion messages they fail
+with on the broken tree, and a coarse structural reading of the removed code (loops, branches,
+raised exceptions, helpers it calls, names it uses) that the hints turn into words. The
+templates and the LLM rewriter only ever see a `Facts` record; `removed_code` itself is read
+only here (the structural reading), by the hints' outline and by the leak check.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taskmint.records import Candidate, SeedApp, Unit, Verdict
+
+__all__ = ["Facts", "Shape", "UnitFacts", "gather_facts", "shape_of"]
+
+_FROZEN = {"frozen": True, "slots": True, "kw_only": True}
+_MAX_CALLERS = 8
+_MAX_MESSAGES = 6
+_MAX_MESSAGE_CHARS = 300
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+# Words that are never a project helper or data structure worth naming in a hint.
+# fmt: off
+KEYWORDS = frozenset((
+    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+    "else", "except", "False", "finally", "for", "from", "global", "if", "import", "in", "is",
+    "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while",
+    "with", "yield", "self", "cls", "const", "let", "var", "function", "new", "this", "throw",
+    "undefined", "null", "typeof", "instanceof", "of", "case", "switch", "default", "catch",
+    "true", "false", "static", "get", "set", "super", "void", "delete", "do", "export",
+))
+# fmt: on
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_JS_CALL = re.compile(r"([A-Za-z_$][A-Za-z0-9_$]*)\s*\(")
+_JS_THROW = re.compile(r"\bthrow\s+new\s+([A-Za-z_$][A-Za-z0-9_$]*)")
+_JS_LOOP = re.compile(r"^\s*(?:for|while|do)\b")
+_JS_BRANCH = re.compile(r"^\s*(?:\}\s*)?(?:if|else if|switch|case)\b")
+
+
+@dataclass(**_FROZEN)
+class UnitFacts:
+    """One removed or stubbed unit: where it lives and how it is called."""
+
+    file: str
+    qualname: str
+    kind: str  # "function", "method" or "class"
+    signature: str
+    docstring: str | None = None
+    decorators: tuple[str, ...] = ()  # as written, without the "@"
+
+    @property
+    def name(self) -> str:
+        """The unit's own name (the last part of the qualified name)."""
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def owner(self) -> str | None:
+        """The class a method belongs to, if any."""
+        return self.qualname.rsplit(".", 1)[0] if "." in self.qualname else None
+
+    @property
+    def module(self) -> str:
+        """The dotted module name of `file` (Python) or the file itself (other languages)."""
+        if self.file.endswith(".py"):
+            mod = self.file[: -len(".py")].replace("/", ".")
+            return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+        return self.file
+
+
+@dataclass(**_FROZEN)
+class Shape:
+    """A coarse reading of the removed code: counts and names, never whole lines."""
+
+    loops: int = 0
+    branches: int = 0
+    handlers: int = 0  # except / catch clauses
+    returns: bool = False
+    yields: bool = False
+    raises: tuple[str, ...] = ()  # exception classes raised
+    calls: tuple[str, ...] = ()  # names called (functions and methods), first-seen order
+    names: tuple[str, ...] = ()  # other identifiers used, sorted
+    recursion: bool = False
+    comprehensions: int = 0
+
+
+@dataclass(**_FROZEN)
+class Facts:
+    """Everything a statement or a hint may draw on."""
+
+    strategy: str
+    language: str
+    units: tuple[UnitFacts, ...]
+    source_paths: tuple[str, ...]
+    test_paths: tuple[str, ...] = ()
+    fail_to_pass: tuple[str, ...] = ()
+    failure_messages: tuple[tuple[str, str], ...] = ()  # (test id, message), a few
+    callers: tuple[str, ...] = ()  # "file: name" of code that uses the missing units
+    shape: Shape = field(default_factory=Shape)
+    removed_lines: int = 0
+    # (file, first line, last line) of the removed code in the original, for remove_block hints
+    spans: tuple[tuple[str, int, int], ...] = ()
+    # remove_class: the whole class went (False: the class stayed, most of its methods went)
+    whole_class: bool = True
+
+    @property
+    def main(self) -> UnitFacts:
+        """The unit the statement is mostly about."""
+        return self.units[0]
+
+
+def _unit_kind(candidate: Candidate, qual: str) -> str:
+    if candidate.strategy == "remove_class" and qual == _class_of(candidate):
+        return "class"
+    return "method" if "." in qual else "function"
+
+
+def _class_of(candidate: Candidate) -> str:
+    """The removed class's name for `remove_class` (the common prefix of its units)."""
+    quals = [u.partition("::")[2].split("#")[0] for u in candidate.units]
+    first = quals[0].split(".")[0]
+    return first
+
+
+def _index_file(seed: SeedApp | None, file: str, language: str) -> tuple[Unit, ...]:
+    if seed is None:
+        return ()
+    return _index_snapshot_file(seed.root, seed.snapshot_id, file, language)
+
+
+# Snapshots are content-addressed and immutable, so a file's units can be kept: describing
+# the candidates of one seed parses each of its files once instead of once per candidate.
+@functools.lru_cache(maxsize=128)
+def _index_snapshot_file(root: str, snapshot_id: str, file: str, language: str) -> tuple[Unit, ...]:
+    from taskmint.index import index_python_source, index_source
+    from taskmint.index.python import SourceSkipped
+
+    try:
+        data = (Path(root) / file).read_bytes()
+        if language == "python":
+            return tuple(index_python_source(file, data))
+        return tuple(index_source(language, file, data))
+    except (OSError, SourceSkipped, ValueError, RecursionError, UnicodeDecodeError):
+        return ()
+
+
+def _units(candidate: Candidate, seed: SeedApp | None) -> tuple[UnitFacts, ...]:
+    by_qual: dict[tuple[str, str], Unit] = {}
+    for file in dict.fromkeys(candidate.files):
+        for u in _index_file(seed, file, candidate.language):
+            by_qual[(u.file, u.qualname)] = u
+    out: list[UnitFacts] = []
+    if candidate.strategy == "remove_class":
+        cls = _class_of(candidate)
+        header = (candidate.signature or f"class {cls}").splitlines()[0]
+        written = re.search(
+            rf"^[ \t]*((?:export\s+)?class\s+{re.escape(cls)}\b[^\n{{]*)",
+            candidate.removed_code,
+            re.M,
+        )
+        if written:  # the header as written (bases included), an interface line
+            header = written.group(1).rstrip().rstrip(":").rstrip()
+        out.append(
+            UnitFacts(
+                file=candidate.units[0].partition("::")[0],
+                qualname=cls,
+                kind="class",
+                signature=header,
+                docstring=candidate.docstring,
+            )
+        )
+    for i, ref in enumerate(candidate.units):
+        file, _, qual = ref.partition("::")
+        qual = qual.split("#")[0]
+        if candidate.strategy == "remove_class" and qual == _class_of(candidate):
+            continue  # the class itself (JavaScript lists it as a unit)
+        unit = by_qual.get((file, qual))
+        if unit is not None:
+            signature, doc, decorators = unit.signature, unit.docstring, unit.decorators
+        elif i == 0 and candidate.strategy != "remove_class":
+            signature, doc, decorators = candidate.signature or qual, candidate.docstring, ()
+        else:
+            signature, doc, decorators = qual.rsplit(".", 1)[-1], None, ()
+        out.append(
+            UnitFacts(
+                file=file,
+                qualname=qual,
+                kind=_unit_kind(candidate, qual),
+                signature=signature,
+                docstring=doc,
+                decorators=decorators,
+            )
+        )
+    if candidate.strategy == "remove_class" and len(out) == 1:
+        # the whole class went and the candidate names only the class: list its own methods
+        owner = out[0]
+        for (file, qual), unit in sorted(by_qual.items()):
+            if file == owner.file and qual.rpartition(".")[0] == owner.qualname:
+                out.append(
+                    UnitFacts(
+                        file=file,
+                        qualname=qual,
+                        kind="method",
+                        signature=unit.signature,
+                        docstring=unit.docstring,
+                        decorators=unit.decorators,
+                    )
+                )
+    if candidate.strategy == "feature_cluster":
+        # the unit with the candidate's signature (the largest) first
+        out.sort(key=lambda u: (u.signature != candidate.signature, u.file, u.qualname))
+    return tuple(out)
+
+
+_DEF_LINE = re.compile(
+    r"^\s*(?:async\s+def|def|class|(?:export\s+)?(?:async\s+)?function\*?|(?:export\s+)?class)"
+    r"\s+([A-Za-z_$][\w$]*)"
+)
+_JS_METHOD = re.compile(
+    r"^\s*(?:static\s+|async\s+|get\s+|set\s+)*([A-Za-z_$#][\w$]*)\s*\(.*\)\s*\{"
+)
+
+
+def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts, ...]) -> list[str]:
+    """Where the rest of the sources use the missing names ("file: enclosing definition")."""
+    if seed is None:
+        return []
+    names = {u.name for u in units if not u.name.startswith("__") and len(u.name) > 2}
+    if candidate.strategy == "remove_class" and dict(candidate.features).get("whole_class", 1.0):
+        names = {u.name for u in units if u.kind == "class"}  # used through the class name
+    if not names:
+        return []
+    use = re.compile(
+        r"(?:\b|\.)(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b(?!\s*=[^=])"
+    )
+    # A method name alone (`write`, `close`) is used all over; count a use only in files that
+    # name the method's class (or a free function's own name).
+    owners = {u.owner or u.name for u in units if u.kind != "class"} | {
+        u.name for u in units if u.kind == "class"
+    }
+    removed = {(f, line) for f, a, b in candidate.spans for line in range(a, b + 1)}
+    roots = tuple(p.rstrip("/") + "/" for p in seed.manifest.source_paths)
+    found: list[str] = []
+    for rel in seed.files:
+        if not rel.startswith(roots) or not rel.endswith((".py", ".js", ".mjs", ".ts")):
+            continue
+        try:
+            text = (Path(seed.root) / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not any(re.search(rf"\b{re.escape(o)}\b", text) for o in owners):
+            continue
+        lines = text.splitlines()
+        stack: list[tuple[int, str]] = []
+        for no, line in enumerate(lines, 1):
+            stripped = line.strip()
+            if not stripped or stripped.startswith(("#", "//", "*", "/*")):
+                continue
+            indent = len(line) - len(line.lstrip())
+            while stack and stack[-1][0] >= indent and (rel, no) not in removed:
+                stack.pop()
+            head = _DEF_LINE.match(line)
+            if head is None and candidate.language != "python":
+                method = _JS_METHOD.match(line)
+                if method and method.group(1) not in KEYWORDS | {"if", "for", "while"}:
+                    head = method
+            if head is not None:
+                stack.append((indent, head.group(1)))
+                continue
+            if (rel, no) in removed or stripped.startswith(("import ", "from ")):
+                continue
+            if use.search(line) and stack:
+                where = ".".join(n for _, n in stack)
+                entry = f"`{rel}`: `{where}`"
+                if entry not in found:
+                    found.append(entry)
+    return sorted(found)[:_MAX_CALLERS]
+
+
+def _python_shape(code: str) -> Shape | None:
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    loops = branches = handlers = comps = 0
+    returns = yields = False
+    raises: list[str] = []
+    calls: list[str] = []
+    names: set[str] = set()
+    defined: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.While | ast.AsyncFor):
+            loops += 1
+        elif isinstance(node, ast.If | ast.IfExp | ast.Match):
+            branches += 1
+        elif isinstance(node, ast.ExceptHandler):
+            handlers += 1
+        elif isinstance(node, ast.Return) and node.value is not None:
+            returns = True
+        elif isinstance(node, ast.Yield | ast.YieldFrom):
+            yields = True
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            comps += 1
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            label = ast.unparse(exc)
+            if label not in raises:
+                raises.append(label)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            label = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if label and label not in calls:
+                calls.append(label)
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+    return Shape(
+        loops=loops,
+        branches=branches,
+        handlers=handlers,
+        returns=returns,
+        yields=yields,
+        raises=tuple(raises),
+        calls=tuple(c for c in calls if c not in raises),
+        names=tuple(sorted(n for n in names - set(calls) - set(raises) if n not in KEYWORDS)),
+        recursion=bool(defined & set(calls)),
+        comprehensions=comps,
+    )
+
+
+def _regex_shape(code: str) -> Shape:
+    lines = [ln for ln in code.splitlines() if not ln.strip().startswith(("#", "//", "*", "/*"))]
+    body = "\n".join(lines)
+    raises = list(dict.fromkeys(_JS_THROW.findall(body)))
+    raises += [
+        m
+        for m in dict.fromkeys(re.findall(r"\braise\s+([A-Za-z_][\w.]*)", body))
+        if m not in raises
+    ]
+    calls = [
+        c
+        for c in dict.fromkeys(_JS_CALL.findall(body))
+        if c not in KEYWORDS | {"if", "for", "while", "switch", "catch", "function"}
+        and c not in raises
+    ]
+    idents = {i for i in _IDENT.findall(re.sub(r"(['\"`]).*?\1", "", body))}
+    return Shape(
+        loops=sum(1 for ln in lines if _JS_LOOP.match(ln)),
+        branches=sum(1 for ln in lines if _JS_BRANCH.match(ln)),
+        handlers=sum(1 for ln in lines if re.match(r"^\s*(?:\}\s*)?(?:catch|except)\b", ln)),
+        returns=bool(re.search(r"\breturn\s+\S", body)),
+        yields=bool(re.search(r"\byield\b", body)),
+        raises=tuple(raises),
+        calls=tuple(calls),
+        names=tuple(
+            sorted(
+                i
+                for i in idents - set(calls) - set(raises)
+                if i not in KEYWORDS and not i[0].isdigit() and len(i) > 1
+            )
+        ),
+    )
+
+
+def shape_of(code: str, language: str) -> Shape:
+    """Loops, branches, raised exceptions, calls and names of `code` (Python via `ast`)."""
+    if language == "python":
+        parsed = _python_shape(code)
+        if parsed is not None:
+            return parsed
+    return _regex_shape(code)
+
+
+def _messages(verdict: Verdict) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for test_id, message in verdict.failure_messages:
+        # memory addresses in reprs differ from run to run; statements must not
+        text = _ADDRESS.sub("0x...", " ".join(message.split()))[:_MAX_MESSAGE_CHARS]
+        if not text or text in seen:
+            continue
+        seen.add(text)
+        out.append((test_id, text))
+        if len(out) >= _MAX_MESSAGES:
+            break
+    return tuple(out)
+
+
+def gather_facts(
+    candidate: Candidate,
+    verdict: Verdict,
+    *,
+    source_paths: tuple[str, ...],
+    seed: SeedApp | None = None,
+) -> Facts:
+    """The `Facts` of an accepted candidate; `seed` adds callers and every unit's docstring."""
+    units = _units(candidate, seed)
+    return Facts(
+        strategy=candidate.strategy,
+        language=candidate.language,
+        units=units,
+        source_paths=source_paths,
+        test_paths=seed.manifest.test_paths if seed is not None else (),
+        fail_to_pass=verdict.fail_to_pass,
+        failure_messages=_messages(verdict),
+        callers=tuple(_callers(candidate, seed, units)),
+        shape=shape_of(candidate.removed_code, candidate.language),
+        removed_lines=sum(1 for ln in candidate.removed_code.splitlines() if ln.strip()),
+        spans=candidate.spans,
+        whole_class=dict(candidate.features).get("whole_class", 1.0) != 0.0,
+    )

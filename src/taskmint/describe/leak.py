@@ -1,0 +1,181 @@
+"""The leak check: a statement or hint must not hand over the removed code.
+
+The removed code is split into lines and each line normalized to its tokens (words and single
+punctuation marks, so whitespace and line breaks do not matter). Documentation (docstrings,
+comments, JSDoc) and definition headers (`def`, `class`, `function`, method heads, decorators)
+are the interface the statement is meant to state, so they are not protected. Every other line
+of at least `min_tokens` tokens is protected: its token sequence may not appear anywhere in a
+text, even spread over several lines or inside Markdown. On top of that, no line of a text may
+be, token for token, a complete line of the removed code that does anything (names a variable,
+a call or a literal): this is what keeps the last hint's outline an outline.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass
+
+from taskmint.describe.facts import KEYWORDS
+
+__all__ = ["DEFAULT_MIN_TOKENS", "Leak", "LeakChecker", "find_leaks", "tokens"]
+
+DEFAULT_MIN_TOKENS = 5
+_TOKEN = re.compile(r"[A-Za-z0-9_$]+|[^\sA-Za-z0-9_$`]")
+_HEADER = re.compile(
+    r"^\s*(?:@|async\s+def\b|def\b|class\b|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
+    r"(?:export\s+)?(?:default\s+)?class\b)"
+)
+_JS_METHOD_HEAD = re.compile(
+    r"^\s*(?:static\s+|async\s+|get\s+|set\s+|\*)*[A-Za-z_$#][\w$]*\s*\([^;]*\)\s*\{\s*$"
+)
+_CONTROL = frozenset(("if", "for", "while", "switch", "catch", "with", "return"))
+_COMMENT = ("#", "//", "/*", "*", "*/")
+_EDGE = frozenset((";", ":", "{", ",", "\\"))
+
+
+def tokens(text: str) -> list[str]:
+    """`text` as tokens: identifiers/numbers and single punctuation marks (backticks dropped)."""
+    return _TOKEN.findall(text)
+
+
+def _line_key(line: str) -> list[str]:
+    """A line's tokens without the punctuation that only closes or opens a statement."""
+    toks = tokens(line)
+    while toks and toks[-1] in _EDGE:
+        toks.pop()
+    while toks and toks[0] in ("}", ")", "]"):
+        toks.pop(0)
+    return toks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Leak:
+    """One leak: which text (statement or hint level) holds which removed line."""
+
+    where: str
+    line: str
+    kind: str  # "line" (a protected line's tokens) or "complete" (a whole removed line)
+
+    def describe(self) -> str:
+        """A one-line reason."""
+        what = "a line" if self.kind == "line" else "a complete line"
+        return f"the {self.where} contains {what} of the removed code: {self.line.strip()!r}"
+
+
+def _python_interface_lines(code: str) -> set[int] | None:
+    """0-based lines of `code` that are docstrings or definition headers (None: no parse)."""
+    dedented = textwrap.dedent(code)
+    try:
+        tree = ast.parse(dedented)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            body_first = node.body[0].lineno if node.body else node.lineno
+            out.update(range(first - 1, max(first, body_first - 1)))
+            doc = node.body[0] if node.body else None
+            if (
+                isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                out.update(range(doc.lineno - 1, (doc.end_lineno or doc.lineno)))
+    top = tree.body[0] if tree.body else None
+    if (
+        isinstance(top, ast.Expr)
+        and isinstance(top.value, ast.Constant)
+        and isinstance(top.value.value, str)
+    ):
+        out.update(range(top.lineno - 1, (top.end_lineno or top.lineno)))
+    return out
+
+
+def _heuristic_interface_lines(lines: list[str]) -> set[int]:
+    out: set[int] = set()
+    in_doc: str | None = None
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if in_doc is not None:
+            out.add(i)
+            if in_doc in s:
+                in_doc = None
+            continue
+        if s.startswith(('"""', "'''")):
+            out.add(i)
+            quote = s[:3]
+            if s.count(quote) == 1:
+                in_doc = quote
+            continue
+        if _HEADER.match(line):
+            out.add(i)
+            continue
+        if _JS_METHOD_HEAD.match(line):
+            head = s.split("(")[0].split()[-1] if s.split("(")[0].split() else ""
+            if head not in _CONTROL:
+                out.add(i)
+    return out
+
+
+class LeakChecker:
+    """Holds the protected lines of one removed code and checks texts against them."""
+
+    def __init__(
+        self, removed_code: str, *, language: str = "python", min_tokens: int = DEFAULT_MIN_TOKENS
+    ) -> None:
+        lines = removed_code.splitlines()
+        interface = _python_interface_lines(removed_code) if language == "python" else None
+        if interface is None:
+            interface = _heuristic_interface_lines(lines)
+        protected: dict[str, str] = {}
+        complete: dict[str, str] = {}
+        for i, line in enumerate(lines):
+            stripped = line.strip()
+            if not stripped or i in interface or stripped.startswith(_COMMENT):
+                continue
+            toks = _line_key(stripped)
+            key = " ".join(toks)
+            if len(toks) >= min_tokens:
+                protected.setdefault(key, stripped)
+            if any(t not in KEYWORDS and not re.fullmatch(r"[^\w$]", t) for t in toks):
+                complete.setdefault(key, stripped)
+        self.protected = protected
+        self.complete = complete
+
+    def check(self, text: str, *, where: str) -> list[Leak]:
+        """The leaks in `text` (empty when it is clean)."""
+        stream = " " + " ".join(tokens(text)) + " "
+        found = [
+            Leak(where=where, line=original, kind="line")
+            for key, original in self.protected.items()
+            if f" {key} " in stream
+        ]
+        seen = {leak.line for leak in found}
+        for text_line in text.splitlines():
+            key = " ".join(_line_key(text_line))
+            original = self.complete.get(key)
+            if original is not None and original not in seen:
+                seen.add(original)
+                found.append(Leak(where=where, line=original, kind="complete"))
+        return found
+
+
+def find_leaks(
+    removed_code: str,
+    statement: str,
+    hints: tuple[str, ...],
+    *,
+    language: str = "python",
+    extra: tuple[tuple[str, str], ...] = (),
+) -> list[Leak]:
+    """Every leak of `removed_code` into the statement, each hint, and `extra` (name, text)."""
+    checker = LeakChecker(removed_code, language=language)
+    leaks = checker.check(statement, where="statement")
+    for level, hint in enumerate(hints, 1):
+        leaks += checker.check(hint, where=f"hint {level}")
+    for name, text in extra:
+        leaks += checker.check(text, where=name)
+    return leaks
