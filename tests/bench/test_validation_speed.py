@@ -3,7 +3,9 @@
 Naive (what SWE-smith does): per seed, one cold run of the original suite; per candidate, copy
 the tree, apply the breaking patch and run the whole suite once, cold, in the sandbox, one after
 another. FAIL_TO_PASS = passed on the original, not passed on the broken tree; accepted when it
-is not empty.
+is not empty and the run finished (the same timeout rule as taskmint's: four times the original
+run's wall time plus 5 s, at least 10 s; a broken tree that hangs is rejected, not accepted with
+every unfinished test counted as failing).
 
 taskmint: per seed, 5 original runs (declared, reversed, shuffled orders; cold and warm), the
 per-test coverage map, then every candidate validated twice on the broken tree (exact test
@@ -52,22 +54,27 @@ def naive(
 ) -> tuple[float, dict[str, tuple[bool, frozenset[str]]]]:
     start = time.monotonic()
 
-    def full_run(patch: str | None) -> dict[str, str]:
+    def full_run(patch: str | None, limits: Limits) -> tuple[dict[str, str], bool]:
         ws = Path(tempfile.mkdtemp(prefix="naive-"))
         try:
             copy_tree(Path(seed.root), ws, seed.files)
             if patch:
                 apply_patch(ws, patch)
-            report = run_tests(box, ws, seed.manifest, env, limits=LIMITS)
-            return dict(report.outcome_map())
+            report = run_tests(box, ws, seed.manifest, env, limits=limits)
+            return dict(report.outcome_map()), report.timed_out
         finally:
             shutil.rmtree(ws, ignore_errors=True)
 
-    original = full_run(None)
+    t0 = time.monotonic()
+    original, _ = full_run(None, LIMITS)
+    broken_limits = LIMITS.with_wall(max(10.0, 4 * (time.monotonic() - t0) + 5.0))
     passed = {t for t, o in original.items() if o == "passed"}
-    out = {}
+    out: dict[str, tuple[bool, frozenset[str]]] = {}
     for cand in cands:
-        broken = full_run(cand.breaking_patch)
+        broken, timed_out = full_run(cand.breaking_patch, broken_limits)
+        if timed_out:
+            out[cand.candidate_id] = (False, frozenset())
+            continue
         f2p = frozenset(t for t in passed if broken.get(t) != "passed")
         out[cand.candidate_id] = (bool(f2p), f2p)
     return time.monotonic() - start, out
