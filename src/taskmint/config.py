@@ -138,6 +138,10 @@ class PipelineConfig:
     knobs: Knobs | None = None  # ranges on the candidates' static difficulty features
     # A calibration TOML (see docs/calibration.md); None: the reference solvers alone.
     models: Path | None = None
+    # Triage of a seed's original suite: the seed is kept when at least `min_tests` tests pass
+    # every original run; a suite with more stable tests than `max_tests` is cut to a selection.
+    min_tests: int = 1
+    max_tests: int = 3000
 
     def __post_init__(self) -> None:
         if self.original_runs < 3:
@@ -149,6 +153,8 @@ class PipelineConfig:
             raise ManifestError("broken_runs must be at least 2 to detect flaky results")
         if self.workers < 1:
             raise ManifestError("workers must be at least 1")
+        if self.min_tests < 1 or self.max_tests < self.min_tests:
+            raise ManifestError("need 1 <= min_tests <= max_tests")
 
     @property
     def cache_dir(self) -> Path:
