@@ -15,7 +15,7 @@ import pytest
 
 from taskmint.acquire import acquire
 from taskmint.acquire.archive import ArchiveError
-from taskmint.acquire.manifest import load_manifest
+from taskmint.acquire.manifest import load_manifest, parse_manifest
 from taskmint.acquire.sources import (
     SeedSource,
     SourceError,
@@ -199,3 +199,14 @@ def test_a_docker_image_seed_snapshots_like_the_folder(tmp_path):
     finally:
         client.images.remove(tag, force=True)
         client.close()
+
+
+def test_the_bundled_pypi_seeds_are_pinned_with_their_manifests():
+    root = Path(__file__).resolve().parents[2] / "seed_apps"
+    sources = load_seed_sources(root / "pypi_seeds.toml")
+    assert len(sources) >= 5 and all(s.kind == "pypi" for s in sources)
+    for s in sources:
+        assert s.ref and s.manifest, s
+        text = Path(s.manifest).read_text(encoding="utf-8")
+        parsed = parse_manifest(text, where=s.manifest)
+        assert parsed.name == s.location and parsed.language == "python"
