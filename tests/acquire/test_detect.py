@@ -92,3 +92,18 @@ def test_the_rendered_manifest_reads_back_the_same(tmp_path):
     text = render_manifest(m, origin="q==1.0")
     assert text.startswith("# Detected by taskmint from q==1.0")
     assert parse_manifest(text) == m
+
+
+def test_the_projects_pytest_testpaths_come_first(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "tests/test_a.py": "",
+            "checks/unit/test_b.py": "",
+            "tox.ini": "[tox]\nenvlist = py\n[pytest]\ntestpaths = checks/unit ../out /abs\n",
+        },
+    )
+    assert detect_manifest(root, name="pkg").test_paths == ("checks/unit",)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    assert detect_manifest(root, name="pkg").test_paths == ("tests",)

@@ -14,7 +14,7 @@ import ast
 import configparser
 import re
 import tomllib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from taskmint.errors import ManifestError
 from taskmint.records import SeedManifest
@@ -93,10 +93,13 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
             "write a taskmint.toml with [seed] source_paths by hand"
         )
     prefix = "src/" if base != root else ""
-    tests: list[str] = [d for d in _TEST_DIRS if _has_tests(root / d)]
-    tests += sorted(p.name for p in root.glob("test_*.py") if p.is_file()) + sorted(
-        p.name for p in root.glob("*_test.py") if p.is_file()
-    )
+    # the project's own pytest configuration (testpaths) first, then the usual names
+    tests: list[str] = [t for t in _configured_testpaths(root) if _has_tests_at(root / t)]
+    if not tests:
+        tests = [d for d in _TEST_DIRS if _has_tests(root / d)]
+        tests += sorted(p.name for p in root.glob("test_*.py") if p.is_file()) + sorted(
+            p.name for p in root.glob("*_test.py") if p.is_file()
+        )
     if not tests:
         for pkg in packages:
             for d in _TEST_DIRS:
@@ -140,6 +143,56 @@ def _packages(base: Path) -> list[str]:
         ):
             found.append(p.name)
     return found
+
+
+def _configured_testpaths(root: Path) -> list[str]:
+    """`testpaths` from pytest.ini, pyproject.toml, tox.ini or setup.cfg (pytest's own order)."""
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        ("pyproject.toml", ""),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        value: object = None
+        if not section:
+            try:
+                tool = tomllib.loads(text).get("tool", {})
+            except tomllib.TOMLDecodeError:
+                continue
+            ini = tool.get("pytest", {}).get("ini_options") if isinstance(tool, dict) else None
+            if not isinstance(ini, dict):
+                continue
+            value = ini.get("testpaths")
+        else:
+            cfg = configparser.ConfigParser(interpolation=None)
+            try:
+                cfg.read_string(text)
+            except configparser.Error:
+                continue
+            if not cfg.has_section(section):
+                continue
+            value = cfg.get(section, "testpaths", fallback=None)
+        if isinstance(value, str):
+            value = value.split()
+        if isinstance(value, list):
+            out = []
+            for v in value:
+                p = PurePosixPath(str(v))
+                if v and not p.is_absolute() and ".." not in p.parts and "*" not in str(v):
+                    out.append(p.as_posix())
+            return out
+    return []
+
+
+def _has_tests_at(path: Path) -> bool:
+    return _has_tests(path) or (path.is_file() and path.suffix == ".py")
 
 
 def _has_tests(folder: Path) -> bool:
