@@ -210,3 +210,32 @@ def test_the_bundled_pypi_seeds_are_pinned_with_their_manifests():
         text = Path(s.manifest).read_text(encoding="utf-8")
         parsed = parse_manifest(text, where=s.manifest)
         assert parsed.name == s.location and parsed.language == "python"
+
+
+def test_the_sdist_download_is_confined(tmp_path):
+    """pip runs an sdist's build code to read its metadata: that code may write only `dest`."""
+    import sys
+
+    from taskmint.acquire.sources import _confined
+
+    dest, outside = tmp_path / "dest", tmp_path / "outside"
+    dest.mkdir()
+    outside.mkdir()
+    code = (
+        "import os, pathlib, sys\n"
+        "pathlib.Path(sys.argv[1], 'ok').write_text('x')\n"
+        "for p in (sys.argv[2], os.path.expanduser('~'), os.environ.get('REAL_HOME', '/root')):\n"
+        "    try:\n"
+        "        pathlib.Path(p, 'evil').write_text('x')\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    print('wrote', p)\n"
+    )
+    home = os.path.realpath(os.environ.get("HOME", "/root"))
+    argv = [*_confined(dest), sys.executable, "-c", code, str(dest), str(outside)]
+    out = subprocess.run(
+        argv, capture_output=True, text=True, env={**os.environ, "REAL_HOME": home}
+    )
+    assert out.returncode == 0, out.stderr
+    assert (dest / "ok").read_text() == "x"
+    assert not (outside / "evil").exists() and not Path(home, "evil").exists()

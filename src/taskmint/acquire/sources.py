@@ -261,12 +261,14 @@ def _fetch_pypi(source: SeedSource, tree: Path, sdists: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         _run(
             [
+                *_confined(folder),
                 sys.executable,
                 "-m",
                 "pip",
                 "download",
                 "--quiet",
                 "--disable-pip-version-check",
+                "--no-cache-dir",
                 "--no-deps",
                 "--no-binary",
                 ":all:",
@@ -285,6 +287,24 @@ def _fetch_pypi(source: SeedSource, tree: Path, sdists: Path) -> None:
     tops = [p for p in unpacked.iterdir()]
     root = tops[0] if len(tops) == 1 and tops[0].is_dir() else unpacked
     shutil.move(str(root), str(tree))
+
+
+def _confined(dest: Path) -> list[str]:
+    """bubblewrap around `pip download`: pip prepares an sdist's metadata, which runs the
+    package's own build code. It keeps the network (it must download) but the host is read-only
+    except `dest`, the home folder and /tmp are empty, and it gets its own PID namespace."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SourceError("bwrap not found; install bubblewrap (Debian: bubblewrap)")
+    home = os.path.realpath(os.environ.get("HOME", "/root"))
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--tmpfs", home]
+    for needed in sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}):
+        if needed == home or needed.startswith(home + "/"):
+            argv += ["--ro-bind", needed, needed]  # the interpreter itself may live under HOME
+    argv += ["--bind", str(dest), str(dest), "--setenv", "HOME", "/tmp"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
+    return [*argv, "--die-with-parent", "--"]
 
 
 def _sdist_files(folder: Path) -> list[Path]:
