@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test bench lint clean
+.PHONY: setup system-deps images demo test bench bench-pypi lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -36,6 +36,10 @@ test: setup images
 
 bench: setup
 	$(PY) -m pytest -q -s tests/bench -p no:cacheprovider
+
+# The refresh on real PyPI sdists (seed_apps/pypi_seeds.toml): needs the package index.
+bench-pypi: setup
+	$(PY) -m pytest -q -s tests/bench/test_pypi_seeds.py -p no:cacheprovider
 
 lint: setup
 	$(VENV)/bin/ruff check src tests flows

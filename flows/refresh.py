@@ -17,7 +17,7 @@ from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from taskmint.acquire import acquire, load_seed_list
+from taskmint.acquire.sources import SeedSource, acquire_source, load_seed_sources
 from taskmint.config import PipelineConfig
 from taskmint.describe import load_rewriter
 from taskmint.envs import build_environment
@@ -51,9 +51,9 @@ class RefreshResult:
 
 
 @task(name="acquire", cache_policy=NO_CACHE, persist_result=False)
-def acquire_task(seed_dir: Path, cache_dir: Path) -> SeedApp:
-    """Snapshot one seed folder."""
-    return acquire(seed_dir, cache_dir=cache_dir)
+def acquire_task(source: SeedSource, cache_dir: Path) -> SeedApp:
+    """Fetch (folder, git commit, sdist or image) and snapshot one seed."""
+    return acquire_source(source, cache_dir=cache_dir)
 
 
 @task(name="envs", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE, persist_result=False)
@@ -97,6 +97,8 @@ def baseline_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Ba
             limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
             cache_dir=config.cache_dir,
             workers=config.workers,
+            min_tests=config.min_tests,
+            max_tests=config.max_tests,
         )
 
 
@@ -190,23 +192,23 @@ def publish_task(
 
 
 def _one_seed(
-    seed_dir: Path, config: PipelineConfig
+    source: SeedSource, config: PipelineConfig
 ) -> tuple[SeedSummary, list[Task], tuple[SeedApp, str, str] | None]:
     logger = get_run_logger()
     started = time.monotonic()
     try:
-        seed = acquire_task(seed_dir, config.cache_dir)
+        seed = acquire_task(source, config.cache_dir)
         env = envs_task(seed, config.cache_dir)
         index = index_task(seed)
         baseline = baseline_task(seed, env, config)
         cmap = coverage_task(seed, env, config) if baseline.usable else None
         excised = excise_task(seed, index, config, cmap)
     except TaskmintError as exc:
-        logger.error("seed %s skipped: %s", seed_dir.name, exc)
-        return summarize_seed(seed_dir.name, [], started, error=str(exc)), [], None
+        logger.error("seed %s skipped: %s", source.label, exc)
+        return summarize_seed(source.label, [], started, error=str(exc)), [], None
     logger.info(
         "[%s] %d units, %d files skipped, %d candidates; original: %d stable, %d flaky, "
-        "%d failing tests",
+        "%d failing tests, %d cut",
         seed.name,
         len(index.units),
         len(index.skipped),
@@ -214,10 +216,13 @@ def _one_seed(
         len(baseline.stable_passed),
         len(baseline.flaky),
         len(baseline.failing),
+        len(baseline.cut),
     )
+    kept, excluded = baseline.tests_kept, baseline.tests_excluded
     if not baseline.usable:
         logger.error("[%s] original suite unusable: %s", seed.name, baseline.reason)
-        return summarize_seed(seed.name, [], started, error=baseline.reason), [], None
+        summary = summarize_seed(seed.name, [], started, error=baseline.reason)
+        return dataclasses.replace(summary, tests_kept=kept, tests_excluded=excluded), [], None
     futures = mint_task.map(
         list(excised.candidates),
         seed=seed,
@@ -235,6 +240,7 @@ def _one_seed(
     summary = summarize_seed(
         seed.name, results, started, strategies={c: by_id[c].strategy for c in by_id}
     )
+    summary = dataclasses.replace(summary, tests_kept=kept, tests_excluded=excluded)
     logger.info(
         "[%s] %d/%d accepted in %.0fs",
         seed.name,
@@ -252,8 +258,8 @@ def refresh(config: PipelineConfig) -> RefreshResult:
     summaries: list[SeedSummary] = []
     tasks: list[Task] = []
     seeds: list[tuple[SeedApp, str, str]] = []
-    for seed_dir in load_seed_list(config.seeds_manifest):
-        summary, seed_tasks, seed_ref = _one_seed(seed_dir, config)
+    for source in load_seed_sources(config.seeds_manifest):
+        summary, seed_tasks, seed_ref = _one_seed(source, config)
         summaries.append(summary)
         tasks.extend(seed_tasks)
         if seed_ref is not None:

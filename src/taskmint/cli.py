@@ -334,7 +334,7 @@ def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
 
 
 def _cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
-    from taskmint.acquire import acquire, load_seed_list
+    from taskmint.acquire.sources import acquire_source, load_seed_sources
     from taskmint.envs import build_environment
     from taskmint.sandbox.images import (
         DEFAULT_BASE_IMAGE,
@@ -346,8 +346,8 @@ def _cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
     base = build_base_image(tag=args.base or DEFAULT_BASE_IMAGE, log=print)
     print(f"base image: {base}")
     print(f"runtime image: {build_runtime_image(base=base)}")
-    for seed_dir in load_seed_list(config.seeds_manifest):
-        seed = acquire(seed_dir, cache_dir=config.cache_dir)
+    for source in load_seed_sources(config.seeds_manifest):
+        seed = acquire_source(source, cache_dir=config.cache_dir)
         if seed.manifest.language != "python":
             print(f"{seed.name}: skipped (the docker backend runs Python seeds only so far)")
             continue

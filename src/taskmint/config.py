@@ -142,6 +142,10 @@ class PipelineConfig:
     # name of a `[[model]]` of the calibration config to reword statements (None: templates)
     statement_style: str = "spec"
     describe_model: str | None = None
+    # Triage of a seed's original suite: the seed is kept when at least `min_tests` tests pass
+    # every original run; a suite with more stable tests than `max_tests` is cut to a selection.
+    min_tests: int = 1
+    max_tests: int = 3000
 
     def __post_init__(self) -> None:
         if self.original_runs < 3:
@@ -157,6 +161,8 @@ class PipelineConfig:
             raise ManifestError(
                 f"statement_style must be 'spec' or 'issue', got {self.statement_style!r}"
             )
+        if self.min_tests < 1 or self.max_tests < self.min_tests:
+            raise ManifestError("need 1 <= min_tests <= max_tests")
 
     @property
     def cache_dir(self) -> Path:

@@ -59,6 +59,8 @@ class SeedSummary:
     by_strategy: dict[str, tuple[int, int]] = field(default_factory=dict)
     wall_time: float = 0.0
     error: str | None = None
+    tests_kept: int = 0  # stable tests of the original suite the tasks are built on
+    tests_excluded: int = 0  # failing, flaky or cut from a long suite
 
 
 def test_command(seed: SeedApp) -> str:

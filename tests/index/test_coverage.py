@@ -68,3 +68,20 @@ def test_selection_gives_the_same_verdicts_as_the_full_suite(
 def test_no_map_means_the_full_suite(tiny_seed):
     cand = excise(tiny_seed, index_seed(tiny_seed), max_candidates=1).candidates[0]
     assert select_tests(cand, None) is None
+
+
+def test_a_single_module_seed_is_measured(cache_dir, sandbox):
+    from taskmint.acquire import acquire
+    from taskmint.envs import build_environment
+    from tests.conftest import SEEDS
+
+    seed = acquire(SEEDS / "onemod", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    cmap = coverage_map(seed, env, sandbox, limits=LIMITS)
+    assert cmap is not None
+    units = {u.qualname: u for u in index_seed(seed).units}
+    shout = units["shout"]
+    assert cmap.tests_touching(shout.file, shout.body_start_line, shout.end_line) == (
+        "test_onemod.py::test_shout",
+    )
+    assert "onemod.py" in cmap.lines

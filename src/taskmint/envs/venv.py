@@ -6,11 +6,12 @@ import fcntl
 import importlib.metadata
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from taskmint.errors import EnvironmentBuildError
 from taskmint.records import Environment, SeedManifest, stable_id
@@ -19,7 +20,7 @@ __all__ = ["base_interpreter", "build_environment", "environment_id", "test_tool
 
 
 # Bumped whenever the way a venv is built changes, so that cached venvs are rebuilt.
-_RECIPE = 2
+_RECIPE = 3  # 3: dependencies from a cached wheelhouse, the seed itself never installed
 
 
 def base_interpreter() -> tuple[str, str]:
@@ -82,7 +83,11 @@ def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment
     with open(root / f"{env_id}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (final / "READY").exists():
-            _build_venv(final, interpreter, [*test_tools(), *manifest.dependencies])
+            requirements = [*test_tools(), *_dependencies(manifest)]
+            wheelhouse = Path(cache_dir) / "wheelhouse"
+            _fill_wheelhouse(wheelhouse, requirements)
+            _build_venv(final, interpreter, requirements, wheelhouse=wheelhouse)
+            _check_no_seed_copy(final, manifest)
     return Environment(
         env_id=env_id,
         kind="venv",
@@ -94,7 +99,78 @@ def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment
     )
 
 
-def _build_venv(final: Path, interpreter: str, requirements: list[str]) -> None:
+def _dependencies(manifest: SeedManifest) -> list[str]:
+    """The manifest's dependencies minus the seed itself: an installed copy of the original
+    would be the answer sitting in site-packages. The seed runs from its workspace only."""
+    own = _own_names(manifest)
+    return [d for d in manifest.dependencies if _requirement_name(d) not in own]
+
+
+def _requirement_name(requirement: str) -> str:
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+
+
+def _own_names(manifest: SeedManifest) -> set[str]:
+    names = {re.sub(r"[-_.]+", "-", manifest.name).lower()}
+    for path in manifest.source_paths:
+        parts = PurePosixPath(path).parts
+        for base in manifest.pythonpath:
+            prefix = PurePosixPath(base).parts if base != "." else ()
+            if parts[: len(prefix)] == prefix and len(parts) > len(prefix):
+                top = parts[len(prefix)].removesuffix(".py")
+                names.add(re.sub(r"[-_.]+", "-", top).lower())
+    return names
+
+
+def _fill_wheelhouse(wheelhouse: Path, requirements: list[str]) -> None:
+    """Download or build a wheel of every requirement (and theirs) into the shared cache.
+
+    The venv is then installed from the wheelhouse alone (`--no-index`), so a rebuild needs no
+    network and installs exactly the files that were there before.
+    """
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    with open(wheelhouse / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _run(
+            [
+                sys.executable,  # the same interpreter version as the venvs; it has pip
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--find-links",
+                str(wheelhouse),
+                "--wheel-dir",
+                str(wheelhouse),
+                *requirements,
+            ],
+            f"fill the wheelhouse with {requirements}",
+        )
+
+
+def _check_no_seed_copy(final: Path, manifest: SeedManifest) -> None:
+    """Refuse an environment whose site-packages holds the seed (pulled in by a dependency)."""
+    own = _own_names(manifest)
+    for site in final.glob("lib/python*/site-packages"):
+        for entry in site.iterdir():
+            stem = entry.name
+            for suffix in (".dist-info", ".egg-info", ".py", ".pth"):
+                stem = stem.removesuffix(suffix)
+            name = re.sub(r"[-_.]+", "-", stem.split("-")[0] if entry.suffix else stem).lower()
+            if name in own:
+                shutil.rmtree(final, ignore_errors=True)
+                raise EnvironmentBuildError(
+                    f"the environment of {manifest.name} would hold an installed copy of the "
+                    f"seed ({entry.name}, pulled in by a dependency); drop that dependency from "
+                    "taskmint.toml"
+                )
+
+
+def _build_venv(
+    final: Path, interpreter: str, requirements: list[str], *, wheelhouse: Path
+) -> None:
     shutil.rmtree(final, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
@@ -108,9 +184,12 @@ def _build_venv(final: Path, interpreter: str, requirements: list[str]) -> None:
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
+                "--no-index",
+                "--find-links",
+                str(wheelhouse),
                 *requirements,
             ],
-            f"install {requirements}",
+            f"install {requirements} from the wheelhouse",
         )
         # pip is not needed to run tests, and every file it adds is one more place to search.
         _run(

@@ -232,7 +232,8 @@ def coverage_map(
     """The coverage map of `seed` (None when it cannot be had: the run failed)."""
     cache_file = None
     if cache_dir is not None:
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}"
+        # -m2: single-module seeds are measured through their folder (maps before were empty)
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m2"
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))

@@ -14,7 +14,13 @@ __all__ = ["index_seed", "source_files"]
 def source_files(seed: SeedApp) -> list[str]:
     """The snapshot's files under the manifest's source paths (tests are never units)."""
     prefixes = tuple(p.rstrip("/") for p in seed.manifest.source_paths)
-    return [f for f in seed.files if any(f == p or f.startswith(p + "/") for p in prefixes)]
+    tests = tuple(p.rstrip("/") for p in seed.manifest.test_paths)
+
+    def under(f: str, roots: tuple[str, ...]) -> bool:
+        return any(f == p or f.startswith(p + "/") for p in roots)
+
+    # tests may live inside the package (`pkg/tests`): they are never units either
+    return [f for f in seed.files if under(f, prefixes) and not under(f, tests)]
 
 
 def index_seed(seed: SeedApp) -> CodeIndex:

@@ -153,7 +153,14 @@ class PytestAdapter(Adapter):
         if coverage:
             options["coverage"] = {
                 "data_file": COVERAGE_FILE,
-                "source": [posixpath.join(WORKSPACE, p) for p in manifest.source_paths],
+                # coverage's `source` takes folders; a single-module seed (`parse.py`) is
+                # measured through its folder, and the map keeps only the source paths' files
+                "source": sorted(
+                    {
+                        posixpath.join(WORKSPACE, posixpath.dirname(p) if p.endswith(".py") else p)
+                        for p in manifest.source_paths
+                    }
+                ),
             }
         argv = (
             f"{VENV_DIR}/bin/python",

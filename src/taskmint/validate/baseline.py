@@ -16,7 +16,7 @@ from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import Sandbox
 
-__all__ = ["Baseline", "RunPlan", "run_baseline", "run_plan"]
+__all__ = ["Baseline", "RunPlan", "cut_suite", "run_baseline", "run_plan"]
 
 _ORDERS = ("declared", "reverse", "shuffle", "declared", "shuffle")
 
@@ -57,6 +57,18 @@ class Baseline:
     max_wall_time: float
     reason: str = ""
     plans: tuple[str, ...] = ()  # "order/seed/warm|cold" of each run, in run order
+    # stable tests left out because the suite was longer than `max_tests` (see `cut_suite`)
+    cut: tuple[str, ...] = ()
+
+    @property
+    def tests_kept(self) -> int:
+        """How many tests the seed's tasks are built on."""
+        return len(self.stable_passed)
+
+    @property
+    def tests_excluded(self) -> int:
+        """Tests left out: failing or flaky on the original, or cut from a long suite."""
+        return len(self.failing) + len(self.flaky) + len(self.cut)
 
     @property
     def usable(self) -> bool:
@@ -79,12 +91,22 @@ def run_baseline(
     limits: Limits,
     cache_dir: Path | None = None,
     workers: int = 1,
+    min_tests: int = 1,
+    max_tests: int | None = None,
 ) -> Baseline:
     """Run the original suite `runs` times (cached per snapshot and environment), on up to
-    `workers` runs at a time."""
+    `workers` runs at a time.
+
+    Triage: tests that fail or flake on the original are excluded; the seed is kept when at
+    least `min_tests` pass every run, and a suite with more than `max_tests` stable tests is cut
+    down to a selection of them (`cut_suite`) rather than dropped.
+    """
     cache_file = None
     if cache_dir is not None:
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p2"
+        key = (
+            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p2"
+            f"-t{min_tests}-{max_tests or 0}"
+        )
         cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
         if cache_file.exists():
             return from_json_dict(Baseline, json.loads(cache_file.read_text()))
@@ -115,7 +137,7 @@ def run_baseline(
     else:
         with ThreadPoolExecutor(min(workers, len(plans))) as pool:
             reports = list(pool.map(one, plans))
-    baseline = summarize(seed, env, reports, runs=runs)
+    baseline = summarize(seed, env, reports, runs=runs, min_tests=min_tests, max_tests=max_tests)
     baseline = replace(
         baseline,
         plans=tuple(
@@ -130,8 +152,39 @@ def run_baseline(
     return baseline
 
 
-def summarize(seed: SeedApp, env: Environment, reports: list[RunReport], *, runs: int) -> Baseline:
-    """Combine the runs: a test is stable if it passed every time, flaky if its results mixed."""
+def cut_suite(tests: list[str], limit: int) -> tuple[list[str], list[str]]:
+    """Keep `limit` of `tests`, spread over their files: one test from each file in turn.
+
+    Deterministic (the ids are sorted first), and every test file keeps some of its tests, so
+    every part of the code stays observable; the rest are returned as cut.
+    """
+    by_file: dict[str, list[str]] = {}
+    for tid in sorted(tests):
+        by_file.setdefault(tid.split("::", 1)[0], []).append(tid)
+    kept: list[str] = []
+    queues = [list(v) for _, v in sorted(by_file.items())]
+    while len(kept) < limit and any(queues):
+        for q in queues:
+            if q and len(kept) < limit:
+                kept.append(q.pop(0))
+    chosen = set(kept)
+    return sorted(chosen), sorted(t for t in tests if t not in chosen)
+
+
+def summarize(
+    seed: SeedApp,
+    env: Environment,
+    reports: list[RunReport],
+    *,
+    runs: int,
+    min_tests: int = 1,
+    max_tests: int | None = None,
+) -> Baseline:
+    """Combine the runs: a test is stable if it passed every time, flaky if its results mixed.
+
+    Failing and flaky tests are excluded rather than fatal: the seed is usable while at least
+    `min_tests` tests pass every time.
+    """
     maps = [r.outcome_map() for r in reports]
     ids = sorted(set().union(*maps)) if maps else []
     stable, flaky, failing = [], [], []
@@ -152,11 +205,17 @@ def summarize(seed: SeedApp, env: Environment, reports: list[RunReport], *, runs
         reason = f"the original suite did not run to completion: {tail}"
     elif not stable:
         reason = "no test passes reliably on the original tree"
-    elif failing and len(failing) > len(stable):
+        if errors:
+            reason += f"; {len(errors)} test files failed to collect ({errors[0][:300]})"
+    elif len(stable) < min_tests:
         reason = (
-            f"the original suite is mostly red ({len(failing)} failing, {len(stable)} passing); "
-            "fix the seed or its dependencies"
+            f"only {len(stable)} tests pass reliably on the original tree ({len(failing)} "
+            f"failing, {len(flaky)} flaky), fewer than min_tests={min_tests}; fix the seed's "
+            "dependencies or lower min_tests"
         )
+    cut: list[str] = []
+    if not reason and max_tests is not None and len(stable) > max_tests:
+        stable, cut = cut_suite(stable, max_tests)
     return Baseline(
         snapshot_id=seed.snapshot_id,
         env_id=env.env_id,
@@ -167,4 +226,5 @@ def summarize(seed: SeedApp, env: Environment, reports: list[RunReport], *, runs
         collection_errors=tuple(errors),
         max_wall_time=max((r.wall_time for r in reports), default=0.0),
         reason=reason,
+        cut=tuple(cut),
     )

@@ -80,6 +80,8 @@ def validate_candidate(
                 pass_to_pass=baseline.stable_passed,
                 flaky_tests=baseline.flaky,
             )
+    if selected is None and baseline.cut:  # a long suite runs its kept selection only
+        selected = baseline.stable_passed
     observed = set(selected) if selected is not None else stable
     reports: list[RunReport] = []
     for index in range(runs):

@@ -1,0 +1,369 @@
+"""Where seeds come from: a local folder, a git repository at a commit, a PyPI sdist, or a
+Docker image whose filesystem holds the project.
+
+A seeds manifest lists one `[[seed]]` table per seed, with exactly one of these keys:
+
+    path = "sheetcalc"                                  # a folder, relative to the manifest
+    git = "https://host/org/repo.git"  commit = "<40 hex>"   subdir = "optional/sub/folder"
+    pypi = "inflection"                version = "0.5.1"
+    docker = "myimage:tag"             image_path = "/src/app"
+
+and optionally `manifest = "pinned/inflection.toml"`, a `taskmint.toml` to use instead of the
+one in the tree (or of the detected one). Every remote source is pinned (a full commit hash, an
+exact version, an image id at acquisition), fetched once into `cache/sources/<key>/tree`, and
+then snapshotted like a local folder, so the same pin always gives the same `snapshot_id` and
+the same task ids. A tree without a `taskmint.toml` gets a detected one (see
+`taskmint.acquire.detect`), also saved next to the tree for the user to edit and pin.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from taskmint.acquire.archive import safe_extract
+from taskmint.acquire.detect import detect_manifest, normalize_name, render_manifest
+from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest
+from taskmint.acquire.snapshot import snapshot_tree
+from taskmint.errors import ManifestError
+from taskmint.records import SeedApp, stable_id
+
+__all__ = ["SeedSource", "SourceError", "acquire_source", "fetch_tree", "load_seed_sources"]
+
+SourceKind = Literal["path", "git", "pypi", "docker"]
+_KINDS: tuple[SourceKind, ...] = ("path", "git", "pypi", "docker")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+class SourceError(ManifestError):
+    """A seed's source could not be fetched (bad pin, missing tool, download failure)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeedSource:
+    """One entry of a seeds manifest: where a seed's tree comes from, pinned."""
+
+    kind: SourceKind
+    location: str  # folder, git URL, distribution name, or image reference
+    ref: str = ""  # commit (git), version (pypi); "" for a folder or an image
+    subdir: str = ""  # git: a folder inside the repository; docker: the project's path
+    manifest: str = ""  # an absolute path to a pinned taskmint.toml, or ""
+
+    @property
+    def label(self) -> str:
+        """A short human name for logs and summaries."""
+        if self.kind == "path":
+            return Path(self.location).name
+        if self.kind == "pypi":
+            return f"{self.location}=={self.ref}"
+        if self.kind == "git":
+            repo = self.location.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+            return f"{repo}@{self.ref[:12]}"
+        return self.location
+
+
+def load_seed_sources(path: Path) -> list[SeedSource]:
+    """Read a seeds manifest into `SeedSource`s (paths relative to the manifest's folder)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(f"seeds manifest {path} not found") from None
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"cannot read seeds manifest {path}: {exc}") from exc
+    entries = data.get("seed")
+    if not isinstance(entries, list) or not entries:
+        raise ManifestError(f"{path}: expected one or more [[seed]] tables")
+    return [_source(entry, path) for entry in entries]
+
+
+def _source(entry: Any, path: Path) -> SeedSource:
+    if not isinstance(entry, dict):
+        raise ManifestError(f"{path}: every [[seed]] must be a table")
+    kinds = [k for k in _KINDS if k in entry]
+    if len(kinds) != 1 or not isinstance(entry[kinds[0]], str) or not entry[kinds[0]]:
+        raise ManifestError(
+            f"{path}: every [[seed]] needs exactly one of {', '.join(_KINDS)} (a string); "
+            f"got keys {sorted(entry)}"
+        )
+    kind = kinds[0]
+    value = entry[kind]
+    manifest = entry.get("manifest", "")
+    if not isinstance(manifest, str):
+        raise ManifestError(f"{path}: `manifest` must be a path to a taskmint.toml")
+    pinned = str((path.parent / manifest).resolve()) if manifest else ""
+    if kind == "path":
+        return SeedSource(
+            kind="path", location=str((path.parent / value).resolve()), manifest=pinned
+        )
+    if kind == "git":
+        commit = entry.get("commit")
+        if not isinstance(commit, str) or not _SHA.match(commit):
+            raise ManifestError(
+                f"{path}: git seed {value!r} needs `commit` = the full 40-hex commit hash "
+                "(branches and tags move, so they do not pin a seed)"
+            )
+        subdir = _subdir(entry.get("subdir", ""), path)
+        return SeedSource(kind="git", location=value, ref=commit, subdir=subdir, manifest=pinned)
+    if kind == "pypi":
+        version = entry.get("version")
+        if not isinstance(version, str) or not re.match(r"^[0-9A-Za-z.+!-]+$", version):
+            raise ManifestError(f"{path}: PyPI seed {value!r} needs an exact `version` string")
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", value):
+            raise ManifestError(f"{path}: {value!r} is not a distribution name")
+        return SeedSource(kind="pypi", location=value, ref=version, manifest=pinned)
+    image_path = entry.get("image_path", "/src")
+    if not isinstance(image_path, str) or not image_path.startswith("/"):
+        raise ManifestError(f"{path}: docker seed needs `image_path`, an absolute path")
+    return SeedSource(kind="docker", location=value, subdir=image_path, manifest=pinned)
+
+
+def _subdir(value: Any, path: Path) -> str:
+    if not isinstance(value, str):
+        raise ManifestError(f"{path}: `subdir` must be a relative path")
+    p = PurePosixPath(value)
+    if p.is_absolute() or ".." in p.parts:
+        raise ManifestError(f"{path}: `subdir` {value!r} must stay inside the repository")
+    return p.as_posix() if value else ""
+
+
+def acquire_source(source: SeedSource, *, cache_dir: Path) -> SeedApp:
+    """The `acquire` verb for any source: fetch (cached), pin the manifest, snapshot."""
+    tree = fetch_tree(source, cache_dir=cache_dir)
+    return snapshot_tree(tree, cache_dir)
+
+
+def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
+    """The seed's tree on disk, with a `taskmint.toml` (pinned, its own, or detected)."""
+    if source.kind == "path":
+        if not source.manifest:
+            return Path(source.location)
+        key = stable_id("path", source.location, _digest_file(source.manifest))
+    elif source.kind == "docker":
+        key = stable_id(
+            "docker",
+            _image_id(source.location),
+            source.subdir,
+            source.manifest and _digest_file(source.manifest),
+        )
+    else:
+        key = stable_id(
+            source.kind,
+            source.location,
+            source.ref,
+            source.subdir,
+            source.manifest and _digest_file(source.manifest),
+        )
+    final = Path(cache_dir) / "sources" / key
+    if (final / "tree").is_dir():
+        return final / "tree"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+    try:
+        tree = tmp / "tree"
+        if source.kind == "path":
+            shutil.copytree(source.location, tree, symlinks=True)
+        elif source.kind == "git":
+            _fetch_git(source, tree, tmp)
+        elif source.kind == "pypi":
+            _fetch_pypi(source, tree, Path(cache_dir) / "sdists")
+        else:
+            _fetch_docker(source, tree, tmp)
+        _pin_manifest(source, tree, tmp)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not (final / "tree").is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final / "tree"
+
+
+def _digest_file(path: str) -> str:
+    try:
+        return stable_id(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"pinned manifest {path} cannot be read: {exc}") from exc
+
+
+def _pin_manifest(source: SeedSource, tree: Path, work: Path) -> None:
+    target = tree / MANIFEST_NAME
+    if source.manifest:
+        text = Path(source.manifest).read_text(encoding="utf-8")
+        parse_manifest(text, where=source.manifest)
+        target.write_text(text, encoding="utf-8")
+        return
+    if target.is_file():
+        return
+    name = normalize_name(source.location if source.kind == "pypi" else source.label)
+    name = re.sub(r"[^a-z0-9-]+", "-", name.split("@")[0].split(":")[0]).strip("-") or "seed"
+    manifest = detect_manifest(tree, name=name, description=f"{source.label}, detected layout")
+    text = render_manifest(manifest, origin=source.label)
+    target.write_text(text, encoding="utf-8")
+    (work / "taskmint.detected.toml").write_text(text, encoding="utf-8")
+
+
+def _run(argv: list[str], what: str, *, cwd: Path | None = None, timeout: float = 600) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "GIT_TERMINAL_PROMPT": "0",
+        "LC_ALL": "C",
+    }
+    try:
+        proc = subprocess.run(
+            argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SourceError(f"could not {what}: {exc}") from exc
+    if proc.returncode != 0:
+        raise SourceError(f"could not {what} (exit {proc.returncode}): {proc.stderr[-1500:]}")
+    return proc.stdout
+
+
+def _fetch_git(source: SeedSource, tree: Path, work: Path) -> None:
+    git = shutil.which("git")
+    if git is None:
+        raise SourceError("git not found on PATH; install git (Debian: git)")
+    clone = work / "clone"
+    _run(
+        [git, "clone", "--quiet", "--no-checkout", "--", source.location, str(clone)],
+        f"clone {source.location}",
+    )
+    _run(
+        [git, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", source.ref],
+        f"check out {source.ref} of {source.location} (is the commit there?)",
+        cwd=clone,
+    )
+    head = _run([git, "rev-parse", "HEAD"], "read HEAD", cwd=clone).strip()
+    if head != source.ref:
+        raise SourceError(f"{source.location}: HEAD is {head}, not the pinned {source.ref}")
+    src = clone / source.subdir if source.subdir else clone
+    if not src.is_dir():
+        raise SourceError(f"{source.location}@{source.ref[:12]} has no folder {source.subdir!r}")
+    shutil.copytree(src, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+
+
+def _fetch_pypi(source: SeedSource, tree: Path, sdists: Path) -> None:
+    """Download the sdist (never a wheel: wheels rarely ship tests) and unpack it safely."""
+    folder = sdists / f"{normalize_name(source.location)}-{source.ref}"
+    archives = _sdist_files(folder)
+    if not archives:
+        folder.mkdir(parents=True, exist_ok=True)
+        _run(
+            [
+                *_confined(folder),
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-cache-dir",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "--dest",
+                str(folder),
+                f"{source.location}=={source.ref}",
+            ],
+            f"download the sdist of {source.location}=={source.ref}",
+            timeout=900,
+        )
+        archives = _sdist_files(folder)
+    if not archives:
+        raise SourceError(f"{source.location}=={source.ref} has no sdist to download")
+    unpacked = tree.parent / "unpacked"
+    safe_extract(archives[0], unpacked)
+    tops = [p for p in unpacked.iterdir()]
+    root = tops[0] if len(tops) == 1 and tops[0].is_dir() else unpacked
+    shutil.move(str(root), str(tree))
+
+
+def _confined(dest: Path) -> list[str]:
+    """bubblewrap around `pip download`: pip prepares an sdist's metadata, which runs the
+    package's own build code. It keeps the network (it must download) but the host is read-only
+    except `dest`, the home folder and /tmp are empty, and it gets its own PID namespace."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SourceError("bwrap not found; install bubblewrap (Debian: bubblewrap)")
+    home = os.path.realpath(os.environ.get("HOME", "/root"))
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--tmpfs", home]
+    for needed in sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}):
+        if needed == home or needed.startswith(home + "/"):
+            argv += ["--ro-bind", needed, needed]  # the interpreter itself may live under HOME
+    argv += ["--bind", str(dest), str(dest), "--setenv", "HOME", "/tmp"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
+    return [*argv, "--die-with-parent", "--"]
+
+
+def _sdist_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p for p in folder.iterdir() if p.name.endswith((".tar.gz", ".zip", ".tar.bz2", ".tgz"))
+    )
+
+
+def _docker_client() -> Any:
+    try:
+        import docker  # the SDK is a dependency; the daemon may still be missing
+    except ImportError as exc:  # pragma: no cover
+        raise SourceError("the docker SDK is not installed") from exc
+    try:
+        return docker.from_env()
+    except Exception as exc:
+        raise SourceError(f"cannot reach the Docker daemon for an image seed: {exc}") from exc
+
+
+def _image_id(reference: str) -> str:
+    client = _docker_client()
+    try:
+        return str(client.images.get(reference).id)
+    except Exception as exc:
+        raise SourceError(
+            f"image {reference!r} is not on this machine ({exc}); build or load it first "
+            "(no registry is contacted)"
+        ) from exc
+    finally:
+        client.close()
+
+
+def _fetch_docker(source: SeedSource, tree: Path, work: Path) -> None:
+    """Copy `image_path` out of the image's filesystem (a created, never started, container)."""
+    client = _docker_client()
+    container = None
+    try:
+        container = client.containers.create(
+            source.location, command=["true"], network_disabled=True
+        )
+        stream, _ = container.get_archive(source.subdir)
+        tar = work / "image.tar"
+        with open(tar, "wb") as out:
+            for chunk in stream:
+                out.write(chunk)
+    except SourceError:
+        raise
+    except Exception as exc:
+        raise SourceError(
+            f"cannot export {source.subdir} from image {source.location!r}: {exc}"
+        ) from exc
+    finally:
+        if container is not None:
+            container.remove(force=True)
+        client.close()
+    unpacked = work / "unpacked"
+    safe_extract(tar, unpacked)
+    # get_archive puts the folder itself at the top of the archive
+    top = unpacked / PurePosixPath(source.subdir).name
+    shutil.move(str(top if top.is_dir() else unpacked), str(tree))

@@ -1,0 +1,109 @@
+"""Detecting a project's layout and dependencies, and writing them as a taskmint.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskmint.acquire.detect import DetectError, detect_manifest, render_manifest
+from taskmint.acquire.manifest import parse_manifest
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_src_layout_with_pyproject_dependencies_and_test_extra(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "src/wid/__init__.py": "",
+            "src/wid/core.py": "",
+            "tests/test_core.py": "",
+            "docs/conf.py": "",
+            "pyproject.toml": """
+[project]
+name = "wid"
+dependencies = ["attrs>=22", "wid-extras; python_version<'3'"]
+[project.optional-dependencies]
+test = ["pytest>=7", "pytest-cov", "hypothesis==6.100.0", "wid"]
+docs = ["sphinx"]
+""",
+        },
+    )
+    m = detect_manifest(root, name="wid")
+    assert m.source_paths == ("src/wid",)
+    assert m.pythonpath == ("src",)
+    assert m.test_paths == ("tests",)
+    # the runner's own tools and the project itself are never dependencies
+    assert m.dependencies == ("attrs>=22", "wid-extras; python_version<'3'", "hypothesis==6.100.0")
+
+
+def test_flat_module_with_setup_cfg_setup_py_and_requirements(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "fmt.py": "",
+            "setup.py": "",
+            "versioneer.py": "",
+            "test_fmt.py": "",
+            "setup.cfg": "[options]\ninstall_requires =\n    six>=1.0  # compat\n"
+            "[options.extras_require]\ntesting =\n    freezegun\n",
+            "requirements-test.txt": "-r requirements.txt\nmock==5.1\n--hash x\n",
+        },
+    )
+    (root / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(name='fmt', install_requires=['idna'], tests_require=['pluggy==1.0', 'toml'],\n"
+        "      extras_require={'tests': ['tox', 'mock']}, version=get_version())\n"
+    )
+    m = detect_manifest(root, name="fmt")
+    assert m.source_paths == ("fmt.py",)
+    assert m.test_paths == ("test_fmt.py",)
+    assert m.dependencies == ("six>=1.0", "freezegun", "idna", "toml", "mock", "mock==5.1")
+
+
+def test_tests_inside_the_package(tmp_path):
+    root = _tree(tmp_path, {"tz/__init__.py": "", "tz/tests/test_a.py": "", "setup.py": "x("})
+    m = detect_manifest(root, name="tz")
+    assert m.source_paths == ("tz",) and m.test_paths == ("tz/tests",)
+    assert m.dependencies == ()  # a setup.py that does not parse is read as no dependencies
+
+
+def test_no_tests_or_no_package_is_a_clear_error(tmp_path):
+    _tree(tmp_path / "a", {"pkg/__init__.py": "", "README": ""})
+    with pytest.raises(DetectError, match="no tests found"):
+        detect_manifest(tmp_path / "a", name="a")
+    _tree(tmp_path / "b", {"tests/test_x.py": "", "setup.py": ""})
+    with pytest.raises(DetectError, match="no Python package"):
+        detect_manifest(tmp_path / "b", name="b")
+
+
+def test_the_rendered_manifest_reads_back_the_same(tmp_path):
+    root = _tree(
+        tmp_path,
+        {"q/__init__.py": "", "test/test_q.py": "", "requirements.txt": 'x"y>=1\n'},
+    )
+    m = detect_manifest(root, name="q", description='say "hi"')
+    text = render_manifest(m, origin="q==1.0")
+    assert text.startswith("# Detected by taskmint from q==1.0")
+    assert parse_manifest(text) == m
+
+
+def test_the_projects_pytest_testpaths_come_first(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "tests/test_a.py": "",
+            "checks/unit/test_b.py": "",
+            "tox.ini": "[tox]\nenvlist = py\n[pytest]\ntestpaths = checks/unit ../out /abs\n",
+        },
+    )
+    assert detect_manifest(root, name="pkg").test_paths == ("checks/unit",)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    assert detect_manifest(root, name="pkg").test_paths == ("tests",)
