@@ -28,6 +28,7 @@ from taskmint.sandbox.base import Sandbox
 from taskmint.validate import Baseline, validate_candidate
 from taskmint.validate.leak import scan_for_leaks
 from taskmint.verify import verify
+from taskmint.verify.hidden import choose_hidden
 
 __all__ = [
     "MintResult",
@@ -127,11 +128,25 @@ def mint_candidate(
         original_runs=verdict.original_runs,
         broken_runs=verdict.broken_runs,
         dropped_tests=verdict.dropped_tests,
+        hidden_tests=choose_hidden(
+            verdict.fail_to_pass,
+            verdict.pass_to_pass,
+            seed=f"{config.random_seed}|{candidate.candidate_id}",
+            fraction=config.verify.hidden_fraction,
+            pass_fraction=config.verify.hidden_pass_fraction,
+        ),
     )
 
     def reward(t: Task, patch: str, fail_fast: bool) -> Reward:
         return verify(
-            t, patch, seed=seed, env=env, sandbox=sandbox, limits=limits, fail_fast=fail_fast
+            t,
+            patch,
+            seed=seed,
+            env=env,
+            sandbox=sandbox,
+            limits=limits,
+            fail_fast=fail_fast,
+            config=config.verify,
         )
 
     calibration, failure = calibrate_reference(task, reward, solvers=config.reference_solvers)

@@ -244,6 +244,7 @@ class Reward:
     tampered: bool = False
     rejected_paths: tuple[str, ...] = ()
     wall_time: float = 0.0
+    findings: tuple[str, ...] = ()  # the static scan's "path:line: what" (see verify.scan)
 
 
 @dataclass(**_FROZEN)
@@ -280,6 +281,8 @@ class Task:
     original_runs: int = 0  # runs of the original suite (declared, reversed, shuffled orders)
     broken_runs: int = 0  # runs of the broken tree
     dropped_tests: tuple[str, ...] = ()  # mixed results on the broken tree (in neither list)
+    # FAIL_TO_PASS / PASS_TO_PASS ids held out of the policy's view (graded with the others)
+    hidden_tests: tuple[str, ...] = ()
 
 
 T = TypeVar("T")

@@ -89,6 +89,7 @@ TASK_SCHEMA = pa.schema(
         ("original_runs", pa.int64()),
         ("broken_runs", pa.int64()),
         ("dropped_tests", _STR_LIST),
+        ("hidden_tests", _STR_LIST),
     ]
 )
 ENVIRONMENT_SCHEMA = pa.schema(

@@ -9,10 +9,19 @@ from types import TracebackType
 
 from taskmint.config import Limits
 
-__all__ = ["CappedOutput", "Mount", "RunResult", "RunSpec", "Sandbox"]
+__all__ = [
+    "CHANNEL_ENV",
+    "CappedOutput",
+    "Mount",
+    "RunResult",
+    "RunSpec",
+    "Sandbox",
+    "protect_workspace",
+]
 
 WORKSPACE = "/workspace"  # where the workspace appears inside every sandbox
 REPORT_DIR = "/run/taskmint"  # the out-of-band report folder, outside the workspace
+CHANNEL_ENV = "TASKMINT_CHANNEL"  # "IN OUT": the channel's descriptors inside the sandbox
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +52,16 @@ class RunSpec:
     # The backend may serve a `python -I -B ...` run from a pre-started interpreter (same
     # isolation; the hash seed is then the server's, not a fresh one). False forces a cold run.
     warm: bool = True
+    # The out-of-band channel (backends with `supports_channel`): `channel_input` is readable
+    # once on an inherited descriptor, and `channel_report` (a host file, never mounted) is
+    # appended to through another; `CHANNEL_ENV` names both descriptors inside. Neither is
+    # reachable by any path inside the sandbox.
+    channel_input: bytes | None = None
+    channel_report: str | None = None
+    # Workspace paths (relative) that stay owned by root and read-only for the run; their
+    # ancestors, the workspace root included, become root-owned and sticky, so the run can add
+    # files beside them but neither change, rename nor delete them.
+    readonly: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +118,7 @@ class Sandbox(abc.ABC):
     """A place to run untrusted commands. Use as a context manager to guarantee cleanup."""
 
     name: str = "abstract"
+    supports_channel: bool = False  # honours RunSpec.channel_input / channel_report
 
     @abc.abstractmethod
     def run(self, spec: RunSpec) -> RunResult:
@@ -117,3 +137,44 @@ class Sandbox(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def protect_workspace(root: str, readonly: tuple[str, ...], uid: int) -> None:
+    """Give the workspace to `uid` except `readonly` paths (root-owned, not writable) and their
+    ancestors (root-owned, sticky and world-writable: the run adds files beside them but cannot
+    rename or delete what it does not own). Symlinks are never followed."""
+    import os
+    import stat
+
+    keep: set[str] = set()
+    ancestors: set[str] = set()
+    for rel in readonly:
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        if not parts or ".." in parts:
+            continue
+        keep.add(os.path.join(root, *parts))
+        for i in range(len(parts)):
+            ancestors.add(os.path.join(root, *parts[:i]))
+
+    def kept(path: str) -> bool:
+        return any(path == k or path.startswith(k + os.sep) for k in keep)
+
+    def own(path: str, is_dir: bool) -> None:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            os.lchown(path, uid if not kept(path) else 0, uid if not kept(path) else 0)
+        elif path in ancestors:
+            os.chown(path, 0, 0)
+            os.chmod(path, 0o1777)
+        elif kept(path):
+            os.chown(path, 0, 0)
+            os.chmod(path, 0o755 if is_dir else (0o755 if st.st_mode & 0o111 else 0o644))
+        else:
+            os.chown(path, uid, uid)
+
+    own(root, True)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            own(os.path.join(dirpath, name), True)
+        for name in filenames:
+            own(os.path.join(dirpath, name), False)

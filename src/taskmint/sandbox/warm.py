@@ -172,6 +172,14 @@ class ForkServer:
                     moved.append((report, Path(spec.report_dir)))
             except OSError as exc:
                 raise WarmUnavailable(f"cannot move the workspace into the spool: {exc}") from exc
+            channel = spec.channel_report is not None
+            if channel:
+                # Opened by the run's first process before the spool is covered: the run
+                # inherits descriptors to them and can reach them by no path.
+                chan = run_dir / "chan"
+                chan.mkdir(mode=0o700)
+                (chan / "in").write_bytes(spec.channel_input or b"")
+                (chan / "out").touch(mode=0o600)
             request = {
                 "run": run_id,
                 "argv": list(spec.argv),
@@ -179,6 +187,7 @@ class ForkServer:
                 "cwd": spec.cwd,
                 "uid": uid,
                 "report": spec.report_dir is not None,
+                "channel": channel,
                 "limits": {
                     "wall_seconds": spec.limits.wall_seconds,
                     "cpu_seconds": spec.limits.cpu_seconds,
@@ -212,6 +221,10 @@ class ForkServer:
             resp = json.loads(line)
             if resp.get("error"):
                 raise SandboxError(f"the fork server could not run it: {resp['error']}")
+            if channel:
+                assert spec.channel_report is not None
+                with open(spec.channel_report, "ab") as fh:
+                    fh.write((run_dir / "chan" / "out").read_bytes())
             self.runs += 1
             return RunResult(
                 exit_code=resp["exit_code"],
