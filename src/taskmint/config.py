@@ -112,6 +112,9 @@ class SandboxConfig:
         "/usr/lib/locale",
         "/usr/share/zoneinfo",
     )
+    # local backend: every run's workspace (and report folder) lives on a tmpfs of this many
+    # bytes, so no run can fill the host's disk (0: the host folder itself, uncapped)
+    workspace_bytes: int = 1024**3
 
     def __post_init__(self) -> None:
         if self.backend not in ("local", "docker"):

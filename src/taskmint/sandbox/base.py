@@ -16,7 +16,14 @@ __all__ = [
     "RunResult",
     "RunSpec",
     "Sandbox",
+    "copy_all",
+    "in_cgroup",
+    "memory_cgroup",
+    "mount_tmpfs",
     "protect_workspace",
+    "remove_cgroup",
+    "replace_with",
+    "unmount",
 ]
 
 WORKSPACE = "/workspace"  # where the workspace appears inside every sandbox
@@ -178,3 +185,93 @@ def protect_workspace(root: str, readonly: tuple[str, ...], uid: int) -> None:
             own(os.path.join(dirpath, name), True)
         for name in filenames:
             own(os.path.join(dirpath, name), False)
+
+
+def mount_tmpfs(path: str, size: int) -> None:
+    """Mount a tmpfs of `size` bytes at `path` (needs root), or raise OSError saying why."""
+    import subprocess
+
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", path],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if proc.returncode != 0:
+        raise OSError(f"cannot mount a size-capped tmpfs at {path}: {proc.stderr.strip()}")
+
+
+def unmount(path: str) -> None:
+    """Detach the mount at `path` (lazily: it goes when nothing uses it)."""
+    import subprocess
+
+    subprocess.run(["umount", "-l", path], capture_output=True, timeout=30)
+
+
+def copy_all(src: str, dst: str) -> None:
+    """Copy the folder `src` to `dst` with owners, modes and links as they are (`cp -a`)."""
+    import subprocess
+
+    proc = subprocess.run(["cp", "-a", src, dst], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise OSError(f"cannot copy {src} to {dst}: {proc.stderr.strip()[:500]}")
+
+
+def replace_with(src: str, dst: str) -> None:
+    """Make the folder `dst` hold what `src` holds (the run's changes, copied back)."""
+    import shutil
+
+    shutil.rmtree(dst, ignore_errors=True)
+    copy_all(src, dst)
+
+
+CGROUP_MEMORY = "/sys/fs/cgroup/memory"  # cgroup v1's memory controller
+
+
+def memory_cgroup(limit: int) -> str | None:
+    """A fresh memory cgroup (v1) capped at `limit` bytes for one sandbox, or None where the
+    controller is missing or not writable (then only the per-process RLIMIT_AS bounds memory).
+    Remove it with `remove_cgroup` once its processes are gone."""
+    import os
+    import secrets
+
+    parent = os.path.join(CGROUP_MEMORY, "taskmint")
+    try:
+        os.makedirs(parent, exist_ok=True)
+        path = os.path.join(parent, secrets.token_hex(8))
+        os.mkdir(path)
+    except OSError:
+        return None
+    try:
+        with open(os.path.join(path, "memory.limit_in_bytes"), "w") as fh:
+            fh.write(str(limit))
+        swap = os.path.join(path, "memory.memsw.limit_in_bytes")
+        if os.path.exists(swap):
+            with open(swap, "w") as fh:
+                fh.write(str(limit))
+    except OSError:
+        remove_cgroup(path)
+        return None
+    return path
+
+
+def remove_cgroup(path: str) -> None:
+    """Remove a cgroup made by `memory_cgroup` (retrying while its last processes exit)."""
+    import os
+    import time
+
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def in_cgroup(path: str | None, argv: list[str]) -> list[str]:
+    """`argv` run inside the cgroup at `path` (the shell joins it, then execs `argv`)."""
+    if path is None:
+        return argv
+    return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', path, *argv]

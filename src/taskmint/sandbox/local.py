@@ -38,7 +38,14 @@ from taskmint.sandbox.base import (
     RunResult,
     RunSpec,
     Sandbox,
+    copy_all,
+    in_cgroup,
+    memory_cgroup,
+    mount_tmpfs,
     protect_workspace,
+    remove_cgroup,
+    replace_with,
+    unmount,
 )
 from taskmint.sandbox.warm import SERVER_CAPS, WarmUnavailable, shared_pool
 
@@ -104,7 +111,11 @@ class LocalSandbox(Sandbox):
         self.config = config or SandboxConfig()
         self.bwrap = bwrap_path()
         self.warm = (
-            shared_pool((self.bwrap, self.config.system_paths), self.server_command)
+            shared_pool(
+                (self.bwrap, self.config.system_paths, self.config.workspace_bytes),
+                self.server_command,
+                spool_bytes=self.config.workspace_bytes,
+            )
             if self.config.warm
             else None
         )
@@ -242,10 +253,49 @@ class LocalSandbox(Sandbox):
                 # files behind them are not mounted, so nothing inside can reopen them.
                 channel = (CHANNEL_ENV, f"{fds[0]} {fds[1]}")
                 spec = dataclasses.replace(spec, env=(*spec.env, channel))
+            if self.config.workspace_bytes:
+                spec = self._capped(spec, stack)
             return self._run_cold(spec, uid, fds)
 
+    def _capped(self, spec: RunSpec, stack: contextlib.ExitStack) -> RunSpec:
+        """`spec` with its workspace and report folder copied onto a size-capped tmpfs (and
+        copied back when the run ends): no run can fill the host's disk."""
+        cap = tempfile.mkdtemp(prefix="taskmint-cap-")
+        stack.callback(os.rmdir, cap)
+        try:
+            mount_tmpfs(cap, self.config.workspace_bytes)
+        except OSError as exc:
+            raise SandboxError(
+                f"{exc}; the local sandbox caps each workspace on a tmpfs, which needs root. "
+                "Set sandbox.workspace_bytes = 0 to run without the cap."
+            ) from exc
+        stack.callback(unmount, cap)
+        ws = os.path.join(cap, "ws")
+        try:
+            copy_all(spec.workspace, ws)
+            stack.callback(replace_with, ws, spec.workspace)
+            report = None
+            if spec.report_dir is not None:
+                report = os.path.join(cap, "report")
+                copy_all(spec.report_dir, report)
+                stack.callback(replace_with, report, spec.report_dir)
+        except OSError as exc:
+            raise SandboxError(f"the workspace does not fit in its cap: {exc}") from exc
+        return dataclasses.replace(spec, workspace=ws, report_dir=report)
+
     def _run_cold(self, spec: RunSpec, uid: int, fds: tuple[int, ...]) -> RunResult:
-        argv = self.command(spec, uid)
+        # The whole sandbox shares one memory cap (RLIMIT_AS alone bounds each process).
+        cgroup = memory_cgroup(spec.limits.memory_bytes)
+        try:
+            return self._run_cold_in(spec, uid, fds, cgroup)
+        finally:
+            if cgroup is not None:
+                remove_cgroup(cgroup)
+
+    def _run_cold_in(
+        self, spec: RunSpec, uid: int, fds: tuple[int, ...], cgroup: str | None
+    ) -> RunResult:
+        argv = in_cgroup(cgroup, self.command(spec, uid))
         start = time.monotonic()
         try:
             proc = subprocess.Popen(

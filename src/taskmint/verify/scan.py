@@ -26,7 +26,8 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "exits the process",
         re.compile(
-            r"\bos\._exit\b|\bos\.kill\b|\bos\.abort\b|\bsignal\.(signal|alarm|raise_signal)\b|\bsys\.exit\b"
+            r"\b(_exit|exit|abort|kill|killpg|raise_signal|alarm)\s*\(|\bSystemExit\b"
+            r"|\bsignal\.signal\b"
         ),
     ),
     ("registers exit handlers", re.compile(r"\batexit\b")),
