@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from taskmint.calibrate import (
     calibrate_models,
@@ -67,6 +68,14 @@ def test_command(seed: SeedApp) -> str:
     if seed.manifest.runner == "node":
         return "node --test " + " ".join(seed.manifest.test_paths)
     return "python -m pytest -p no:cacheprovider " + " ".join(seed.manifest.test_paths)
+
+
+def _read_text(seed: SeedApp, rel: str) -> str | None:
+    """A seed file's text, None if it is missing or not UTF-8."""
+    try:
+        return (Path(seed.root) / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _ordered(features: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
@@ -134,6 +143,7 @@ def mint_candidate(
             seed=f"{config.random_seed}|{candidate.candidate_id}",
             fraction=config.verify.hidden_fraction,
             pass_fraction=config.verify.hidden_pass_fraction,
+            source_of=lambda rel: _read_text(seed, rel),
         ),
     )
 

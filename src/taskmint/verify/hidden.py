@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import math
 import random
+import re
 from collections import defaultdict
+from collections.abc import Callable
 
 __all__ = ["choose_hidden", "strip_hidden"]
 
@@ -43,22 +45,27 @@ def choose_hidden(
     seed: str,
     fraction: float,
     pass_fraction: float,
+    source_of: Callable[[str], str | None] | None = None,
 ) -> tuple[str, ...]:
     """The ids to hide, the same for the same inputs (`seed` names the task).
 
     `fraction` of the FAIL_TO_PASS functions (rounded up, one always left visible) and
     `pass_fraction` of the PASS_TO_PASS functions (rounded down) are hidden; a function that
-    has ids in both lists counts as FAIL_TO_PASS.
+    has ids in both lists counts as FAIL_TO_PASS. With `source_of` (test file -> its text),
+    only functions that `strip_hidden` can cut out cleanly are candidates.
     """
     rng = random.Random(f"hidden|{seed}")
     f2p = _groups(fail_to_pass)
     p2p = {k: v for k, v in _groups(pass_to_pass).items() if k not in f2p}
+    if source_of is not None:
+        f2p = {k: v for k, v in f2p.items() if _cuttable(k, source_of)}
+        p2p = {k: v for k, v in p2p.items() if _cuttable(k, source_of)}
     chosen: list[str] = []
     f2p_keys = sorted(f2p)
     if fraction > 0 and len(f2p_keys) > 1:
         count = min(len(f2p_keys) - 1, math.ceil(fraction * len(f2p_keys)))
         for key in rng.sample(f2p_keys, count):
-            chosen += f2p[key] + p2p_ids(pass_to_pass, key)
+            chosen += f2p[key] + _p2p_ids(pass_to_pass, key)
     p2p_keys = sorted(p2p)
     count = math.floor(pass_fraction * len(p2p_keys))
     for key in rng.sample(p2p_keys, count) if count else []:
@@ -66,7 +73,25 @@ def choose_hidden(
     return tuple(sorted(set(chosen)))
 
 
-def p2p_ids(pass_to_pass: tuple[str, ...], key: tuple[str, tuple[str, ...]]) -> list[str]:
+def _cuttable(key: tuple[str, tuple[str, ...]], source_of: Callable[[str], str | None]) -> bool:
+    source = source_of(key[0])
+    if source is None:
+        return False
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    node = _find(tree.body, key[1])
+    if node is None:
+        return False
+    try:
+        strip_hidden(key[0], source, (f"{key[0]}::{'::'.join(key[1])}",))
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _p2p_ids(pass_to_pass: tuple[str, ...], key: tuple[str, tuple[str, ...]]) -> list[str]:
     """PASS_TO_PASS ids of the same function (parametrizations that already passed)."""
     return [t for t in pass_to_pass if _function_key(t) == key]
 
@@ -91,9 +116,8 @@ def _find(body: list[ast.stmt], names: tuple[str, ...]) -> ast.stmt | None:
 def strip_hidden(path: str, source: str, hidden: tuple[str, ...]) -> str:
     """`source` of test file `path` without the functions of the `hidden` ids in it.
 
-    A function that cannot be cut out cleanly (it is not found, or the file would no longer
-    parse) stays; `choose_hidden` is then asked for no such id by the pipeline (see
-    `hideable`)."""
+    Raises SyntaxError if the result would not parse; `choose_hidden(source_of=...)` picks
+    only functions that cut out cleanly."""
     names = {k[1] for k in (_function_key(t) for t in hidden) if k is not None and k[0] == path}
     if not names:
         return source
@@ -109,6 +133,7 @@ def strip_hidden(path: str, source: str, hidden: tuple[str, ...]) -> str:
         del lines[first - 1 : last]
         if indent:  # a method: keep the class body valid
             lines.insert(first - 1, f"{indent}pass\n")
-    out = "".join(lines)
+    # no telltale gap where a function was cut out
+    out = re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n\n", "".join(lines))
     ast.parse(out)
     return out

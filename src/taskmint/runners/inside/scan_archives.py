@@ -8,6 +8,8 @@ taskmint; bounded per member so one huge archive cannot stall the scan.
 Usage: python -I -B scan_archives.py NEEDLES_FILE ROOT...
 """
 
+from __future__ import annotations
+
 import gzip
 import os
 import sys
@@ -19,14 +21,14 @@ _ZIPS = (".whl", ".zip", ".egg", ".jar", ".pyz")
 _TARS = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 
 
-def _report(path, data, needles):
+def _report(path: str, data: bytes, needles: list[str]) -> None:
     text = data.decode("utf-8", "replace")
     for needle in needles:
         if needle in text:
             sys.stdout.write(f"{path}\0{needle}\n")
 
 
-def _scan(path, needles):
+def _scan(path: str, needles: list[str]) -> None:
     name = path.lower()
     if name.endswith(_ZIPS):
         with zipfile.ZipFile(path) as zf:
@@ -41,11 +43,11 @@ def _scan(path, needles):
                     if fh is not None:
                         _report(f"{path}!{member.name}", fh.read(), needles)
     elif name.endswith(".gz"):
-        with gzip.open(path) as fh:
-            _report(f"{path}!", fh.read(_MEMBER_CAP), needles)
+        with gzip.open(path) as gz:
+            _report(f"{path}!", gz.read(_MEMBER_CAP), needles)
 
 
-def main():
+def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as fh:
         needles = [line.rstrip("\n") for line in fh if line.strip()]
     for root in sys.argv[2:]:
