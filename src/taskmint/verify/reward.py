@@ -192,8 +192,9 @@ def verify(
             return _zero(str(exc), len(expected), start, **common)
         _restore_tests(ws, seed, task)
         _remove_bytecode(ws)
-        canaries = plant_canaries(ws, task)
-        readonly = [*_protected_files(seed, task), canaries.path]
+        # Canaries are pytest tests: node seeds run without them (see the report's holes).
+        canaries = plant_canaries(ws, task) if seed.manifest.runner == "pytest" else None
+        readonly = [*_protected_files(seed, task), *([canaries.path] if canaries else [])]
         before = _digest(ws, readonly)
         try:
             report = run_tests(
@@ -202,7 +203,7 @@ def verify(
                 seed.manifest,
                 env,
                 limits=limits,
-                test_ids=(*expected, *canaries.ids),
+                test_ids=(*expected, *(canaries.ids if canaries else ())),
                 fail_fast=fail_fast,
                 readonly=tuple(dict.fromkeys([*task.test_paths, *readonly])),
             )
@@ -218,7 +219,7 @@ def verify(
         tamper = "the report was tampered with (bad record or nonce)"
     elif changed:
         tamper = "the tests or their configuration changed during the run"
-    elif all(outcomes.get(t, "missing") != "missing" for t in expected):
+    elif canaries is not None and all(outcomes.get(t, "missing") != "missing" for t in expected):
         tamper = canary_verdict(report, canaries)
     if tamper is not None:
         reward, reason = 0.0, f"tampered: {tamper}"
