@@ -13,7 +13,15 @@ from typing import Any, Literal
 
 from taskmint.errors import ManifestError
 
-__all__ = ["Knobs", "KnobsError", "Limits", "PipelineConfig", "SandboxConfig", "load_config"]
+__all__ = [
+    "Knobs",
+    "KnobsError",
+    "Limits",
+    "PipelineConfig",
+    "SandboxConfig",
+    "VerifyConfig",
+    "load_config",
+]
 
 
 Range = tuple[float | None, float | None]
@@ -104,12 +112,33 @@ class SandboxConfig:
         "/usr/lib/locale",
         "/usr/share/zoneinfo",
     )
+    # local backend: every run's workspace (and report folder) lives on a tmpfs of this many
+    # bytes, so no run can fill the host's disk (0: the host folder itself, uncapped)
+    workspace_bytes: int = 1024**3
 
     def __post_init__(self) -> None:
         if self.backend not in ("local", "docker"):
             raise ManifestError(
                 f"unknown sandbox backend {self.backend!r}; choose 'local' or 'docker'"
             )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyConfig:
+    """How `verify` grades: hidden tests chosen at minting, and what the static scan costs."""
+
+    # Share of FAIL_TO_PASS test functions held out of the policy's view (one stays visible).
+    hidden_fraction: float = 0.3
+    # Share of PASS_TO_PASS test functions held out as well.
+    hidden_pass_fraction: float = 0.1
+    # Any finding of the static diff scan makes the reward 0 (otherwise only reported).
+    scan_zeroes_reward: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("hidden_fraction", "hidden_pass_fraction"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ManifestError(f"verify.{name} must be in [0, 1), got {value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,6 +175,7 @@ class PipelineConfig:
     # every original run; a suite with more stable tests than `max_tests` is cut to a selection.
     min_tests: int = 1
     max_tests: int = 3000
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
 
     def __post_init__(self) -> None:
         if self.original_runs < 3:
@@ -200,6 +230,8 @@ def load_config(path: Path | None = None, **overrides: Any) -> PipelineConfig:
         data["knobs"] = Knobs(**knobs)
     if "reference_solvers" in data:
         data["reference_solvers"] = tuple(data["reference_solvers"])
+    if isinstance(data.get("verify"), dict):
+        data["verify"] = VerifyConfig(**data["verify"])
     known = {f.name for f in dataclasses.fields(PipelineConfig)}
     unknown = set(data) - known
     if unknown:

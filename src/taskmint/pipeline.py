@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from taskmint.calibrate import (
     calibrate_models,
@@ -28,6 +29,7 @@ from taskmint.sandbox.base import Sandbox
 from taskmint.validate import Baseline, validate_candidate
 from taskmint.validate.leak import scan_for_leaks
 from taskmint.verify import verify
+from taskmint.verify.hidden import choose_hidden
 
 __all__ = [
     "MintResult",
@@ -68,6 +70,14 @@ def test_command(seed: SeedApp) -> str:
     if seed.manifest.runner == "node":
         return "node --test " + " ".join(seed.manifest.test_paths)
     return "python -m pytest -p no:cacheprovider " + " ".join(seed.manifest.test_paths)
+
+
+def _read_text(seed: SeedApp, rel: str) -> str | None:
+    """A seed file's text, None if it is missing or not UTF-8."""
+    try:
+        return (Path(seed.root) / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _ordered(features: tuple[tuple[str, float], ...]) -> tuple[tuple[str, float], ...]:
@@ -151,11 +161,26 @@ def mint_candidate(
         statement_spec=description.statement_spec,
         statement_issue=description.statement_issue,
         statement_source=description.source,
+        hidden_tests=choose_hidden(
+            verdict.fail_to_pass,
+            verdict.pass_to_pass,
+            seed=f"{config.random_seed}|{candidate.candidate_id}",
+            fraction=config.verify.hidden_fraction,
+            pass_fraction=config.verify.hidden_pass_fraction,
+            source_of=lambda rel: _read_text(seed, rel),
+        ),
     )
 
     def reward(t: Task, patch: str, fail_fast: bool) -> Reward:
         return verify(
-            t, patch, seed=seed, env=env, sandbox=sandbox, limits=limits, fail_fast=fail_fast
+            t,
+            patch,
+            seed=seed,
+            env=env,
+            sandbox=sandbox,
+            limits=limits,
+            fail_fast=fail_fast,
+            config=config.verify,
         )
 
     calibration, failure = calibrate_reference(task, reward, solvers=config.reference_solvers)

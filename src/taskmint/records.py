@@ -249,6 +249,7 @@ class Reward:
     tampered: bool = False
     rejected_paths: tuple[str, ...] = ()
     wall_time: float = 0.0
+    findings: tuple[str, ...] = ()  # the static scan's "path:line: what" (see verify.scan)
 
 
 @dataclass(**_FROZEN)
@@ -289,6 +290,8 @@ class Task:
     statement_spec: str = ""  # the template statement as a precise specification
     statement_issue: str = ""  # the template statement as a user's issue report
     statement_source: str = "template"  # who wrote problem_statement: "template" or "llm:<model>"
+    # FAIL_TO_PASS / PASS_TO_PASS ids held out of the policy's view (graded with the others)
+    hidden_tests: tuple[str, ...] = ()
     # Where a loaded task came from (a dataset version URL); set by the loader, never published.
     origin: str = field(default="", compare=False)
 

@@ -81,6 +81,8 @@ COLUMN_DOCS: dict[str, str] = {
     "original_runs": "Runs of the original suite (declared, reversed, shuffled orders).",
     "broken_runs": "Runs of the broken tree.",
     "dropped_tests": "Tests with mixed results on the broken tree (in neither list).",
+    "hidden_tests": "FAIL_TO_PASS / PASS_TO_PASS ids held out of the policy view (their test "
+    "functions are cut from it) and graded with the others.",
     "statement_style": "Style of `problem_statement`: `spec` or `issue`.",
     "statement_spec": "The template statement written as a precise specification.",
     "statement_issue": "The template statement written as a user's issue report.",

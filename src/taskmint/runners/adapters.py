@@ -181,6 +181,18 @@ class PytestAdapter(Adapter):
         env_vars = [*self.base_env(), ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")]
         return argv, tuple(env_vars)
 
+    def channel_command(
+        self, argv: tuple[str, ...], test_ids: tuple[str, ...] | None
+    ) -> tuple[tuple[str, ...], bytes]:
+        """`argv` (from `command`) turned into a channel run: `run_pytest.py --channel`, with
+        the nonce, options, selection and pytest arguments as the channel's input."""
+        options = json.loads(argv[6])
+        options.pop("select_file", None)
+        if test_ids is not None:
+            options["select"] = list(test_ids)
+        data = {"nonce": argv[5], "options": options, "args": list(argv[8:])}
+        return (*argv[:4], "--channel"), json.dumps(data).encode()
+
     def save_coverage(self, report_dir: Path, dest: Path) -> bool:
         """coverage.py's data file (per-test contexts)."""
         src = report_dir / posixpath.basename(COVERAGE_FILE)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from taskmint.config import Limits
 from taskmint.records import Environment, RunReport, SeedManifest
-from taskmint.runners.adapters import adapter_for
+from taskmint.runners.adapters import PytestAdapter, adapter_for
 from taskmint.sandbox.base import RunSpec, Sandbox
 
 __all__ = ["run_tests"]
@@ -30,20 +30,29 @@ def run_tests(
     order: str = "declared",
     seed: int | None = None,
     warm: bool = True,
+    readonly: tuple[str, ...] = (),
 ) -> RunReport:
     """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`.
 
     The report folder is created fresh outside the workspace for each run, and a new nonce
     tags every record, so neither an old report nor one written by the code under test counts.
     `order` and `seed` set the test order and per-test random seed (see the adapters); `warm`
-    False asks the backend for a cold interpreter (a fresh hash seed).
+    False asks the backend for a cold interpreter (a fresh hash seed). `readonly` names
+    workspace paths the run may not change (see `RunSpec.readonly`).
+
+    With pytest on a backend that supports it, the nonce, the selection and the report travel
+    through the out-of-band channel (see `RunSpec`): the code under test can read none of them
+    by any path, and no report folder is mounted unless coverage needs one.
     """
     adapter = adapter_for(manifest)
     nonce = nonce or secrets.token_hex(16)
     report_dir = Path(tempfile.mkdtemp(prefix="taskmint-report-"))
+    chan_dir = Path(tempfile.mkdtemp(prefix="taskmint-channel-"))  # never mounted
+    channel = isinstance(adapter, PytestAdapter) and sandbox.supports_channel
     try:
-        for name, data in adapter.inputs(test_ids).items():
-            (report_dir / name).write_bytes(data)
+        if not channel:
+            for name, data in adapter.inputs(test_ids).items():
+                (report_dir / name).write_bytes(data)
         argv, env_vars = adapter.command(
             manifest,
             env,
@@ -54,22 +63,30 @@ def run_tests(
             order=order,
             seed=seed,
         )
+        channel_input: bytes | None = None
+        if channel:
+            assert isinstance(adapter, PytestAdapter)
+            argv, channel_input = adapter.channel_command(argv, test_ids)
         result = sandbox.run(
             RunSpec(
                 argv=argv,
                 workspace=str(workspace),
-                report_dir=str(report_dir),
+                report_dir=str(report_dir) if not channel or coverage_out is not None else None,
                 mounts=tuple(adapter.mounts(env)),
                 env=env_vars,
                 limits=limits,
                 warm=warm,
+                channel_input=channel_input,
+                channel_report=str(chan_dir / "report.jsonl") if channel else None,
+                readonly=readonly,
             )
         )
-        report = adapter.parse(report_dir, nonce)
+        report = adapter.parse(chan_dir if channel else report_dir, nonce)
         if coverage_out is not None:
             adapter.save_coverage(report_dir, coverage_out)
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
+        shutil.rmtree(chan_dir, ignore_errors=True)
     return dataclasses.replace(
         report,
         exit_code=result.exit_code,

@@ -9,10 +9,26 @@ from types import TracebackType
 
 from taskmint.config import Limits
 
-__all__ = ["CappedOutput", "Mount", "RunResult", "RunSpec", "Sandbox"]
+__all__ = [
+    "CHANNEL_ENV",
+    "CappedOutput",
+    "Mount",
+    "RunResult",
+    "RunSpec",
+    "Sandbox",
+    "copy_all",
+    "in_cgroup",
+    "memory_cgroup",
+    "mount_tmpfs",
+    "protect_workspace",
+    "remove_cgroup",
+    "replace_with",
+    "unmount",
+]
 
 WORKSPACE = "/workspace"  # where the workspace appears inside every sandbox
 REPORT_DIR = "/run/taskmint"  # the out-of-band report folder, outside the workspace
+CHANNEL_ENV = "TASKMINT_CHANNEL"  # "IN OUT": the channel's descriptors inside the sandbox
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +59,16 @@ class RunSpec:
     # The backend may serve a `python -I -B ...` run from a pre-started interpreter (same
     # isolation; the hash seed is then the server's, not a fresh one). False forces a cold run.
     warm: bool = True
+    # The out-of-band channel (backends with `supports_channel`): `channel_input` is readable
+    # once on an inherited descriptor, and `channel_report` (a host file, never mounted) is
+    # appended to through another; `CHANNEL_ENV` names both descriptors inside. Neither is
+    # reachable by any path inside the sandbox.
+    channel_input: bytes | None = None
+    channel_report: str | None = None
+    # Workspace paths (relative) that stay owned by root and read-only for the run; their
+    # ancestors, the workspace root included, become root-owned and sticky, so the run can add
+    # files beside them but neither change, rename nor delete them.
+    readonly: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +125,7 @@ class Sandbox(abc.ABC):
     """A place to run untrusted commands. Use as a context manager to guarantee cleanup."""
 
     name: str = "abstract"
+    supports_channel: bool = False  # honours RunSpec.channel_input / channel_report
 
     @abc.abstractmethod
     def run(self, spec: RunSpec) -> RunResult:
@@ -117,3 +144,134 @@ class Sandbox(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def protect_workspace(root: str, readonly: tuple[str, ...], uid: int) -> None:
+    """Give the workspace to `uid` except `readonly` paths (root-owned, not writable) and their
+    ancestors (root-owned, sticky and world-writable: the run adds files beside them but cannot
+    rename or delete what it does not own). Symlinks are never followed."""
+    import os
+    import stat
+
+    keep: set[str] = set()
+    ancestors: set[str] = set()
+    for rel in readonly:
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        if not parts or ".." in parts:
+            continue
+        keep.add(os.path.join(root, *parts))
+        for i in range(len(parts)):
+            ancestors.add(os.path.join(root, *parts[:i]))
+
+    def kept(path: str) -> bool:
+        return any(path == k or path.startswith(k + os.sep) for k in keep)
+
+    def own(path: str, is_dir: bool) -> None:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            os.lchown(path, uid if not kept(path) else 0, uid if not kept(path) else 0)
+        elif path in ancestors:
+            os.chown(path, 0, 0)
+            os.chmod(path, 0o1777)
+        elif kept(path):
+            os.chown(path, 0, 0)
+            os.chmod(path, 0o755 if is_dir else (0o755 if st.st_mode & 0o111 else 0o644))
+        else:
+            os.chown(path, uid, uid)
+
+    own(root, True)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            own(os.path.join(dirpath, name), True)
+        for name in filenames:
+            own(os.path.join(dirpath, name), False)
+
+
+def mount_tmpfs(path: str, size: int) -> None:
+    """Mount a tmpfs of `size` bytes at `path` (needs root), or raise OSError saying why."""
+    import subprocess
+
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", path],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if proc.returncode != 0:
+        raise OSError(f"cannot mount a size-capped tmpfs at {path}: {proc.stderr.strip()}")
+
+
+def unmount(path: str) -> None:
+    """Detach the mount at `path` (lazily: it goes when nothing uses it)."""
+    import subprocess
+
+    subprocess.run(["umount", "-l", path], capture_output=True, timeout=30)
+
+
+def copy_all(src: str, dst: str) -> None:
+    """Copy the folder `src` to `dst` with owners, modes and links as they are (`cp -a`)."""
+    import subprocess
+
+    proc = subprocess.run(["cp", "-a", src, dst], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise OSError(f"cannot copy {src} to {dst}: {proc.stderr.strip()[:500]}")
+
+
+def replace_with(src: str, dst: str) -> None:
+    """Make the folder `dst` hold what `src` holds (the run's changes, copied back)."""
+    import shutil
+
+    shutil.rmtree(dst, ignore_errors=True)
+    copy_all(src, dst)
+
+
+CGROUP_MEMORY = "/sys/fs/cgroup/memory"  # cgroup v1's memory controller
+
+
+def memory_cgroup(limit: int) -> str | None:
+    """A fresh memory cgroup (v1) capped at `limit` bytes for one sandbox, or None where the
+    controller is missing or not writable (then only the per-process RLIMIT_AS bounds memory).
+    Remove it with `remove_cgroup` once its processes are gone."""
+    import os
+    import secrets
+
+    parent = os.path.join(CGROUP_MEMORY, "taskmint")
+    try:
+        os.makedirs(parent, exist_ok=True)
+        path = os.path.join(parent, secrets.token_hex(8))
+        os.mkdir(path)
+    except OSError:
+        return None
+    try:
+        with open(os.path.join(path, "memory.limit_in_bytes"), "w") as fh:
+            fh.write(str(limit))
+        swap = os.path.join(path, "memory.memsw.limit_in_bytes")
+        if os.path.exists(swap):
+            with open(swap, "w") as fh:
+                fh.write(str(limit))
+    except OSError:
+        remove_cgroup(path)
+        return None
+    return path
+
+
+def remove_cgroup(path: str) -> None:
+    """Remove a cgroup made by `memory_cgroup` (retrying while its last processes exit)."""
+    import os
+    import time
+
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def in_cgroup(path: str | None, argv: list[str]) -> list[str]:
+    """`argv` run inside the cgroup at `path` (the shell joins it, then execs `argv`)."""
+    if path is None:
+        return argv
+    return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', path, *argv]

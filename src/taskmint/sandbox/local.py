@@ -15,12 +15,14 @@ hold pipes open.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import itertools
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -28,6 +30,7 @@ from pathlib import Path
 from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxError, SandboxUnavailableError
 from taskmint.sandbox.base import (
+    CHANNEL_ENV,
     REPORT_DIR,
     WORKSPACE,
     CappedOutput,
@@ -35,6 +38,14 @@ from taskmint.sandbox.base import (
     RunResult,
     RunSpec,
     Sandbox,
+    copy_all,
+    in_cgroup,
+    memory_cgroup,
+    mount_tmpfs,
+    protect_workspace,
+    remove_cgroup,
+    replace_with,
+    unmount,
 )
 from taskmint.sandbox.warm import SERVER_CAPS, WarmUnavailable, shared_pool
 
@@ -94,12 +105,17 @@ class LocalSandbox(Sandbox):
     """Runs commands under bubblewrap on this machine (the embedded default backend)."""
 
     name = "local"
+    supports_channel = True
 
     def __init__(self, config: SandboxConfig | None = None) -> None:
         self.config = config or SandboxConfig()
         self.bwrap = bwrap_path()
         self.warm = (
-            shared_pool((self.bwrap, self.config.system_paths), self.server_command)
+            shared_pool(
+                (self.bwrap, self.config.system_paths, self.config.workspace_bytes),
+                self.server_command,
+                spool_bytes=self.config.workspace_bytes,
+            )
             if self.config.warm
             else None
         )
@@ -224,13 +240,62 @@ class LocalSandbox(Sandbox):
         if not os.path.isdir(spec.workspace):
             raise SandboxError(f"workspace {spec.workspace} is not a folder")
         uid = self._allocate_uid()
-        _chown_tree(spec.workspace, uid, uid)
+        protect_workspace(spec.workspace, spec.readonly, uid)
         if spec.report_dir is not None:
             _chown_tree(spec.report_dir, uid, uid)
         if self.warm is not None and self.warm.eligible(spec):
             with contextlib.suppress(WarmUnavailable):  # then it runs cold, below
                 return self.warm.run(spec, uid)
-        argv = self.command(spec, uid)
+        with contextlib.ExitStack() as stack:
+            fds = _open_channel(spec, stack)
+            if fds:
+                # The descriptors are inherited through bubblewrap, prlimit and setpriv; the
+                # files behind them are not mounted, so nothing inside can reopen them.
+                channel = (CHANNEL_ENV, f"{fds[0]} {fds[1]}")
+                spec = dataclasses.replace(spec, env=(*spec.env, channel))
+            if self.config.workspace_bytes:
+                spec = self._capped(spec, stack)
+            return self._run_cold(spec, uid, fds)
+
+    def _capped(self, spec: RunSpec, stack: contextlib.ExitStack) -> RunSpec:
+        """`spec` with its workspace and report folder copied onto a size-capped tmpfs (and
+        copied back when the run ends): no run can fill the host's disk."""
+        cap = tempfile.mkdtemp(prefix="taskmint-cap-")
+        stack.callback(os.rmdir, cap)
+        try:
+            mount_tmpfs(cap, self.config.workspace_bytes)
+        except OSError as exc:
+            raise SandboxError(
+                f"{exc}; the local sandbox caps each workspace on a tmpfs, which needs root. "
+                "Set sandbox.workspace_bytes = 0 to run without the cap."
+            ) from exc
+        stack.callback(unmount, cap)
+        ws = os.path.join(cap, "ws")
+        try:
+            copy_all(spec.workspace, ws)
+            stack.callback(replace_with, ws, spec.workspace)
+            report = None
+            if spec.report_dir is not None:
+                report = os.path.join(cap, "report")
+                copy_all(spec.report_dir, report)
+                stack.callback(replace_with, report, spec.report_dir)
+        except OSError as exc:
+            raise SandboxError(f"the workspace does not fit in its cap: {exc}") from exc
+        return dataclasses.replace(spec, workspace=ws, report_dir=report)
+
+    def _run_cold(self, spec: RunSpec, uid: int, fds: tuple[int, ...]) -> RunResult:
+        # The whole sandbox shares one memory cap (RLIMIT_AS alone bounds each process).
+        cgroup = memory_cgroup(spec.limits.memory_bytes)
+        try:
+            return self._run_cold_in(spec, uid, fds, cgroup)
+        finally:
+            if cgroup is not None:
+                remove_cgroup(cgroup)
+
+    def _run_cold_in(
+        self, spec: RunSpec, uid: int, fds: tuple[int, ...], cgroup: str | None
+    ) -> RunResult:
+        argv = in_cgroup(cgroup, self.command(spec, uid))
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -239,6 +304,7 @@ class LocalSandbox(Sandbox):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=fds,
             )
         except OSError as exc:
             raise SandboxError(f"could not start bubblewrap: {exc}") from exc
@@ -261,6 +327,22 @@ class LocalSandbox(Sandbox):
             output=output,
             output_truncated=truncated,
         )
+
+
+def _open_channel(spec: RunSpec, stack: contextlib.ExitStack) -> tuple[int, ...]:
+    """The channel's (input, report) descriptors for a cold run, or () without a channel."""
+    if spec.channel_report is None:
+        return ()
+    data = spec.channel_input or b""
+    with tempfile.TemporaryFile() as fh:  # unlinked at once: no path leads to it
+        fh.write(data)
+        fh.flush()
+        fd_in = os.dup(fh.fileno())
+    stack.callback(os.close, fd_in)
+    os.lseek(fd_in, 0, os.SEEK_SET)
+    fd_out = os.open(spec.channel_report, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    stack.callback(os.close, fd_out)
+    return fd_in, fd_out
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

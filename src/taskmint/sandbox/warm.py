@@ -38,7 +38,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from taskmint.errors import SandboxError
-from taskmint.sandbox.base import Mount, RunResult, RunSpec
+from taskmint.sandbox.base import (
+    Mount,
+    RunResult,
+    RunSpec,
+    copy_all,
+    in_cgroup,
+    memory_cgroup,
+    mount_tmpfs,
+    remove_cgroup,
+    replace_with,
+    unmount,
+)
 
 __all__ = ["SERVER_CAPS", "ForkServer", "WarmPool", "WarmUnavailable", "shared_pool"]
 
@@ -46,7 +57,7 @@ _SHARED: dict[tuple[object, ...], WarmPool] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_pool(key: tuple[object, ...], make_argv: ServerArgv) -> WarmPool:
+def shared_pool(key: tuple[object, ...], make_argv: ServerArgv, spool_bytes: int = 0) -> WarmPool:
     """The process-wide pool for sandboxes configured alike (`key`): sandboxes opened per task
     (as the flows do) then reuse the same warm servers. Stopped when the process exits."""
     with _SHARED_LOCK:
@@ -54,7 +65,7 @@ def shared_pool(key: tuple[object, ...], make_argv: ServerArgv) -> WarmPool:
             atexit.register(_close_shared)
         pool = _SHARED.get(key)
         if pool is None:
-            pool = _SHARED[key] = WarmPool(make_argv)
+            pool = _SHARED[key] = WarmPool(make_argv, spool_bytes=spool_bytes)
         return pool
 
 
@@ -71,6 +82,7 @@ _SPOOL = "/spool"
 _FLAGS = ("-I", "-B")
 _GRACE = 15.0  # seconds past a run's wall limit before the host kills the server itself
 _START_TIMEOUT = 120.0
+_SERVER_MEMORY = 512 * 1024**2  # the server's own share of its memory cgroup
 SERVER_CAPS = (
     "CAP_SYS_ADMIN",  # unshare and mount, for each run's namespaces
     "CAP_NET_ADMIN",  # bring up loopback in each run's network namespace
@@ -99,16 +111,31 @@ class ForkServer:
         mounts: tuple[Mount, ...],
         env: tuple[tuple[str, str], ...],
         python: str,
+        spool_bytes: int = 0,
+        memory_bytes: int = 0,
     ) -> None:
         self.python = python
         self.spool = Path(tempfile.mkdtemp(prefix="taskmint-spool-"))
         os.chmod(self.spool, 0o755)
+        self.capped = False
+        if spool_bytes:
+            # One run at a time lives in the spool: capping it caps that run's disk use.
+            try:
+                mount_tmpfs(str(self.spool), spool_bytes)
+            except OSError as exc:
+                shutil.rmtree(self.spool, ignore_errors=True)
+                raise WarmUnavailable(str(exc)) from exc
+            self.capped = True
         runner = next((m.target for m in mounts if m.source.endswith("inside")), None)
         if runner is None:
             raise WarmUnavailable("the runner files are not mounted")
         options = json.dumps({"preload": "auto"})
         argv = make_argv(mounts, env, str(self.spool), _SPOOL)
         argv += [python, *_FLAGS, f"{runner}/{_SERVER}", options]
+        # The server serves one run at a time: its memory cap (the run's plus the server's
+        # own, preloaded interpreter) bounds that run as a whole.
+        self.cgroup = memory_cgroup(memory_bytes + _SERVER_MEMORY) if memory_bytes else None
+        argv = in_cgroup(self.cgroup, argv)
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
         try:
             self.proc = subprocess.Popen(
@@ -162,16 +189,30 @@ class ForkServer:
         ws = run_dir / "ws"
         report = run_dir / "report"
         moved: list[tuple[Path, Path]] = []
+        copied: list[tuple[Path, Path]] = []
         start = time.monotonic()
         try:
             try:
-                os.rename(spec.workspace, ws)
-                moved.append((ws, Path(spec.workspace)))
+                pairs = [(spec.workspace, ws)]
                 if spec.report_dir is not None:
-                    os.rename(spec.report_dir, report)
-                    moved.append((report, Path(spec.report_dir)))
+                    pairs.append((spec.report_dir, report))
+                for host, inside in pairs:
+                    if self.capped:  # another file system: copy in, and back afterwards
+                        copy_all(host, str(inside))
+                        copied.append((inside, Path(host)))
+                    else:
+                        os.rename(host, inside)
+                        moved.append((inside, Path(host)))
             except OSError as exc:
                 raise WarmUnavailable(f"cannot move the workspace into the spool: {exc}") from exc
+            channel = spec.channel_report is not None
+            if channel:
+                # Opened by the run's first process before the spool is covered: the run
+                # inherits descriptors to them and can reach them by no path.
+                chan = run_dir / "chan"
+                chan.mkdir(mode=0o700)
+                (chan / "in").write_bytes(spec.channel_input or b"")
+                (chan / "out").touch(mode=0o600)
             request = {
                 "run": run_id,
                 "argv": list(spec.argv),
@@ -179,6 +220,7 @@ class ForkServer:
                 "cwd": spec.cwd,
                 "uid": uid,
                 "report": spec.report_dir is not None,
+                "channel": channel,
                 "limits": {
                     "wall_seconds": spec.limits.wall_seconds,
                     "cpu_seconds": spec.limits.cpu_seconds,
@@ -212,6 +254,10 @@ class ForkServer:
             resp = json.loads(line)
             if resp.get("error"):
                 raise SandboxError(f"the fork server could not run it: {resp['error']}")
+            if channel:
+                assert spec.channel_report is not None
+                with open(spec.channel_report, "ab") as fh:
+                    fh.write((run_dir / "chan" / "out").read_bytes())
             self.runs += 1
             return RunResult(
                 exit_code=resp["exit_code"],
@@ -224,6 +270,9 @@ class ForkServer:
             for src, dst in reversed(moved):
                 with contextlib.suppress(OSError):
                     os.rename(src, dst)
+            for src, dst in reversed(copied):
+                with contextlib.suppress(OSError):
+                    replace_with(str(src), str(dst))
             shutil.rmtree(run_dir, ignore_errors=True)
 
     def close(self) -> None:
@@ -242,6 +291,11 @@ class ForkServer:
                 if stream is not None:
                     with contextlib.suppress(OSError):
                         stream.close()
+        if getattr(self, "capped", False):
+            unmount(str(self.spool))
+        if getattr(self, "cgroup", None) is not None:
+            remove_cgroup(self.cgroup)  # type: ignore[arg-type]
+            self.cgroup = None
         shutil.rmtree(self.spool, ignore_errors=True)
 
 
@@ -251,8 +305,15 @@ class WarmPool:
     At most `max_idle` idle servers per key and `max_total` over all keys (the least recently
     used key's servers are stopped first)."""
 
-    def __init__(self, make_argv: ServerArgv, max_idle: int = 2, max_total: int = 12) -> None:
+    def __init__(
+        self,
+        make_argv: ServerArgv,
+        max_idle: int = 2,
+        max_total: int = 12,
+        spool_bytes: int = 0,
+    ) -> None:
         self.make_argv = make_argv
+        self.spool_bytes = spool_bytes
         self.max_idle = max_idle
         self.max_total = max_total
         self._idle: dict[tuple[object, ...], list[ForkServer]] = {}
@@ -283,7 +344,14 @@ class WarmPool:
             server = idle.pop() if idle else None
         if server is None or not server.alive:
             try:
-                server = ForkServer(self.make_argv, spec.mounts, spec.env, spec.argv[0])
+                server = ForkServer(
+                    self.make_argv,
+                    spec.mounts,
+                    spec.env,
+                    spec.argv[0],
+                    self.spool_bytes,
+                    spec.limits.memory_bytes,
+                )
             except WarmUnavailable:
                 with self._lock:
                     self._broken.add(key)

@@ -45,7 +45,11 @@ _SCAN = (
     "cd / && for d in /* /.[!.]*; do "
     'case "$d" in /proc|/sys|/dev) continue;; esac; '
     '[ -e "$d" ] && [ ! -L "$d" ] && set -- "$@" "$d"; '
-    "done; exec /usr/bin/grep -rIoHZF -f " + _NEEDLE_DIR + '/needles.txt -- "$@"'
+    "done; /usr/bin/grep -rIoHZF -f " + _NEEDLE_DIR + '/needles.txt -- "$@"; '
+    # and inside archives (wheels, sdists, zips), which grep -I skips as binary
+    'for py in /opt/venv/bin/python /usr/bin/python3; do [ -x "$py" ] && '
+    'exec "$py" -I -B /opt/taskmint/scan_archives.py ' + _NEEDLE_DIR + '/needles.txt "$@"; '
+    "done"
 )
 
 

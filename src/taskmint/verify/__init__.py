@@ -7,6 +7,7 @@ expected tests in the sandbox, grading from the out-of-band report against the e
 ids (missing, skipped, errored = failed; the exit code is never trusted).
 """
 
-from taskmint.verify.reward import filter_patch, grade, policy_view, verify
+from taskmint.verify.reward import grade, policy_view, verify
+from taskmint.verify.scope import filter_patch
 
 __all__ = ["filter_patch", "grade", "policy_view", "verify"]

@@ -1,86 +1,36 @@
-"""Building verification workspaces, filtering patches, and grading."""
+"""Building verification workspaces, grading, and the policy's view of a task.
+
+`verify` rebuilds the broken tree from the task, applies the policy's diff filtered to the
+allowed paths (`verify.scope`), restores the tests (the hidden ones included, `verify.hidden`),
+plants canaries (`verify.canary`), keeps the tests and their configuration root-owned and
+read-only for the run, checksums them before and after, runs through the out-of-band channel
+(no nonce, selection or report reachable by the code under test), and grades the exact expected
+ids. The diff is also scanned statically (`verify.scan`).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
-import re
+
 import shutil
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
 from taskmint.acquire.snapshot import copy_tree, stamp_tree
-from taskmint.config import Limits
+from taskmint.config import Limits, VerifyConfig
 from taskmint.errors import PatchError, SandboxError
-from taskmint.patches import apply_patch, file_changes
+from taskmint.patches import apply_patch
 from taskmint.records import Environment, Reward, RunReport, SeedApp, Task
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
+from taskmint.verify.canary import canary_verdict, plant_canaries
+from taskmint.verify.hidden import strip_hidden
+from taskmint.verify.scan import scan_patch
+from taskmint.verify.scope import PROTECTED_NAMES, filter_patch
 
 __all__ = ["filter_patch", "grade", "policy_view", "verify"]
-
-# Files that configure the test run or the interpreter: a patch may never touch them.
-PROTECTED_NAMES = frozenset(
-    {
-        "conftest.py",
-        "pytest.ini",
-        "tox.ini",
-        "setup.cfg",
-        "pyproject.toml",
-        "setup.py",
-        "taskmint.toml",
-        "package.json",
-        "sitecustomize.py",
-        "usercustomize.py",
-        ".pytest.ini",
-    }
-)
-_SECTION = re.compile(r"^diff --git ", re.MULTILINE)
-
-
-def _allowed(path: str, task: Task) -> str | None:
-    """None if the policy may change `path`, else why not."""
-    p = PurePosixPath(path)
-    if p.is_absolute() or ".." in p.parts or not path:
-        return "path leaves the workspace"
-    if p.name in PROTECTED_NAMES or p.suffix == ".pth":
-        return "test or interpreter configuration"
-    for t in task.test_paths:
-        if path == t or path.startswith(t.rstrip("/") + "/"):
-            return "test files are restored from the task"
-    if not any(path == s or path.startswith(s.rstrip("/") + "/") for s in task.source_paths):
-        return "outside the task's source paths"
-    return None
-
-
-def filter_patch(patch: str, task: Task) -> tuple[str, tuple[str, ...]]:
-    """The part of `patch` the task allows, and the paths (with reasons) that were dropped."""
-    starts = [m.start() for m in _SECTION.finditer(patch)]
-    if not starts:
-        sections = [patch] if patch.strip() else []
-    else:
-        sections = [patch[a:b] for a, b in zip(starts, [*starts[1:], len(patch)], strict=True)]
-    kept: list[str] = []
-    rejected: list[str] = []
-    for section in sections:
-        changes = file_changes(section)
-        reasons = []
-        for ch in changes:
-            for path in {ch.old_path, ch.new_path} - {None}:
-                why = _allowed(str(path), task)
-                if why:
-                    reasons.append(f"{path}: {why}")
-            if ch.binary:
-                reasons.append(f"{ch.path}: binary change")
-            if ch.new_mode not in (None, "100644", "100755"):
-                reasons.append(f"{ch.path}: mode {ch.new_mode} (symlinks and submodules refused)")
-        if not changes:
-            reasons.append("unparseable patch section")
-        if reasons:
-            rejected.extend(reasons)
-        else:
-            kept.append(section)
-    return "".join(kept), tuple(rejected)
 
 
 def _remove_bytecode(root: Path) -> None:
@@ -93,16 +43,78 @@ def _remove_bytecode(root: Path) -> None:
 def policy_view(task: Task, seed: SeedApp, dest: Path) -> Path:
     """Write what a model being trained gets: the broken tree, and nothing that holds the answer.
 
-    There is no `.git`, no bytecode or caches (snapshots never hold them), and every file has
-    the same timestamp.
+    There is no `.git`, no bytecode, caches, build artefacts, egg-info or coverage data
+    (snapshots never hold them, and they are dropped again here), the hidden tests are cut out
+    of their test files, and every file has the same timestamp.
     """
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty; give an empty or new folder")
-    copy_tree(Path(seed.root), dest, seed.files)
+    copy_tree(Path(seed.root), dest, [f for f in seed.files if not _artefact(f)])
     apply_patch(dest, task.breaking_patch)
+    for rel in sorted({t.split("::", 1)[0] for t in task.hidden_tests}):
+        path = dest / rel
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            path.write_text(strip_hidden(rel, text, task.hidden_tests), encoding="utf-8")
     stamp_tree(dest)  # the files the patch rewrote get the same timestamp as the rest
     return dest
+
+
+_ARTEFACT_DIRS = frozenset(
+    {
+        ".git",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        "build",
+        "dist",
+        ".eggs",
+        "htmlcov",
+        ".hypothesis",
+        "node_modules",
+        ".ipynb_checkpoints",
+    }
+)
+_ARTEFACT_NAMES = frozenset({".coverage", "coverage.xml", ".noseids"})
+
+
+def _artefact(rel: str) -> bool:
+    """Whether a seed file is a build, cache or VCS artefact (which could hold the answer)."""
+    p = PurePosixPath(rel)
+    return (
+        bool(set(p.parts[:-1]) & _ARTEFACT_DIRS)
+        or any(part.endswith((".egg-info", ".dist-info")) for part in p.parts)
+        or p.name in _ARTEFACT_NAMES
+        or p.name.startswith(".coverage.")
+        or p.suffix in (".pyc", ".pyo")
+    )
+
+
+def _protected_files(seed: SeedApp, task: Task) -> list[str]:
+    """The seed's tests and every file that configures the test run or the interpreter."""
+    return [
+        f
+        for f in seed.files
+        if PurePosixPath(f).name in PROTECTED_NAMES
+        or any(f == t or f.startswith(t.rstrip("/") + "/") for t in task.test_paths)
+    ]
+
+
+def _digest(ws: Path, rels: list[str]) -> str:
+    """One hash over the readonly files (content, or their absence)."""
+    h = hashlib.sha256()
+    for rel in sorted(rels):
+        path = ws / rel
+        h.update(rel.encode() + b"\0")
+        if path.is_symlink() or not path.is_file():
+            h.update(b"<missing>")
+        else:
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _restore_tests(ws: Path, seed: SeedApp, task: Task) -> None:
@@ -112,11 +124,11 @@ def _restore_tests(ws: Path, seed: SeedApp, task: Task) -> None:
             shutil.rmtree(target)
         elif target.exists() or target.is_symlink():
             target.unlink()
-    files = [
-        f
-        for f in seed.files
-        if any(f == t or f.startswith(t.rstrip("/") + "/") for t in task.test_paths)
-    ]
+    files = _protected_files(seed, task)
+    for rel in files:  # configuration outside the test folders too
+        target = ws / rel
+        if target.is_symlink() or target.is_file():
+            target.unlink()
     copy_tree(Path(seed.root), ws, files)
 
 
@@ -136,6 +148,16 @@ def grade(report: RunReport, expected: tuple[str, ...]) -> tuple[float, str, int
     return 1.0, "all expected tests passed", passed
 
 
+def _zero(reason: str, expected: int, start: float, **extra: object) -> Reward:
+    return Reward(
+        reward=0.0,
+        reason=reason,
+        expected=expected,
+        wall_time=round(time.monotonic() - start, 3),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
 def verify(
     task: Task,
     patch: str,
@@ -146,11 +168,15 @@ def verify(
     limits: Limits | None = None,
     fail_fast: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
+    config: VerifyConfig | None = None,
 ) -> Reward:
     """The reward for `patch` (a `git diff` relative to the task's root) on `task`.
 
     `fail_fast` stops at the first failing test: the reward is the same (any failure gives 0),
-    only the per-test outcomes after it are reported missing. FAIL_TO_PASS runs first.
+    only the per-test outcomes after it are reported missing. FAIL_TO_PASS runs first. A run
+    whose report was forged, whose canaries came out wrong or whose tests changed during the
+    run gets 0 and `tampered`; `config.scan_zeroes_reward` makes any static finding cost the
+    reward too.
 
     For a task from `taskmint.load_tasks`, `seed` and `env` may be left out: they come from the
     version the task was loaded from, cached by hash under `cache_dir`; `sandbox` defaults to
@@ -166,25 +192,26 @@ def verify(
         from taskmint.sandbox import LocalSandbox
 
         sandbox = LocalSandbox()
+    config = config or VerifyConfig()
     start = time.monotonic()
     expected = tuple(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
     kept, rejected = filter_patch(patch, task)
+    findings = scan_patch(kept)
+    common: dict[str, object] = {"rejected_paths": rejected, "findings": findings}
     ws = Path(tempfile.mkdtemp(prefix="taskmint-verify-"))
     try:
-        copy_tree(Path(seed.root), ws, seed.files)
+        copy_tree(Path(seed.root), ws, [f for f in seed.files if not _artefact(f)])
         apply_patch(ws, task.breaking_patch)
         try:
             apply_patch(ws, kept)
         except PatchError as exc:
-            return Reward(
-                reward=0.0,
-                reason=str(exc),
-                expected=len(expected),
-                rejected_paths=rejected,
-                wall_time=time.monotonic() - start,
-            )
+            return _zero(str(exc), len(expected), start, **common)
         _restore_tests(ws, seed, task)
         _remove_bytecode(ws)
+        # Canaries are pytest tests: node seeds run without them (see the report's holes).
+        canaries = plant_canaries(ws, task) if seed.manifest.runner == "pytest" else None
+        readonly = [*_protected_files(seed, task), *([canaries.path] if canaries else [])]
+        before = _digest(ws, readonly)
         try:
             report = run_tests(
                 sandbox,
@@ -192,20 +219,31 @@ def verify(
                 seed.manifest,
                 env,
                 limits=limits,
-                test_ids=expected,
+                test_ids=(*expected, *(canaries.ids if canaries else ())),
                 fail_fast=fail_fast,
+                readonly=tuple(dict.fromkeys([*task.test_paths, *readonly])),
             )
         except SandboxError as exc:
-            return Reward(
-                reward=0.0,
-                reason=f"sandbox error: {exc}",
-                expected=len(expected),
-                rejected_paths=rejected,
-                wall_time=time.monotonic() - start,
-            )
+            return _zero(f"sandbox error: {exc}", len(expected), start, **common)
+        changed = _digest(ws, readonly) != before
     finally:
-        shutil.rmtree(ws, ignore_errors=True)
+        _remove_tree(ws)
     reward, reason, passed = grade(report, expected)
+    outcomes = report.outcome_map()
+    tamper = None
+    if not report.nonce_ok:
+        tamper = "the report was tampered with (bad record or nonce)"
+    elif changed:
+        tamper = "the tests or their configuration changed during the run"
+    elif canaries is not None and all(outcomes.get(t, "missing") != "missing" for t in expected):
+        tamper = canary_verdict(report, canaries)
+    if tamper is not None:
+        reward, reason = 0.0, f"tampered: {tamper}"
+    elif findings and config.scan_zeroes_reward:
+        reward, reason = (
+            0.0,
+            f"the static scan found {len(findings)} suspect line(s): {findings[0]}",
+        )
     if rejected and reward == 0.0:
         reason += f"; {len(rejected)} change(s) outside the allowed paths were dropped"
     return Reward(
@@ -214,6 +252,18 @@ def verify(
         outcomes=tuple(r for r in report.results if r.test_id in set(expected)),
         passed=passed,
         expected=len(expected),
+        tampered=tamper is not None,
         rejected_paths=rejected,
         wall_time=round(time.monotonic() - start, 3),
+        findings=findings,
     )
+
+
+def _remove_tree(root: Path) -> None:
+    """Remove a workspace, whatever modes the run left in it (never following links)."""
+    for dirpath, dirnames, _ in os.walk(root):
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o700)
+    shutil.rmtree(root, ignore_errors=True)

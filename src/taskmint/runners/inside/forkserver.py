@@ -54,6 +54,8 @@ SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SPOOL = "/spool"
 WORKSPACE = "/workspace"
 REPORT_DIR = "/run/taskmint"
+CHANNEL_ENV = "TASKMINT_CHANNEL"
+CHANNEL_IN, CHANNEL_OUT = 3, 4  # the channel's descriptors in the run
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -126,8 +128,9 @@ def _set_limits(limits: dict[str, int]) -> None:
         resource.setrlimit(getattr(resource, name), (value, value))
 
 
-def _enter_namespaces(req: dict[str, Any]) -> None:
-    """In the run's first process: private mounts, its own folders, the spool hidden."""
+def _enter_namespaces(req: dict[str, Any]) -> tuple[int, int] | None:
+    """In the run's first process: private mounts, its own folders, the spool hidden. Returns
+    the channel's descriptors (input, report), opened before the spool is covered."""
     _check(
         _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
         "unshare",
@@ -137,6 +140,12 @@ def _enter_namespaces(req: dict[str, Any]) -> None:
     _mount(os.path.join(run_dir, "ws"), WORKSPACE, None, MS_BIND | MS_REC)
     if req.get("report"):
         _mount(os.path.join(run_dir, "report"), REPORT_DIR, None, MS_BIND | MS_REC)
+    channel = None
+    if req.get("channel"):
+        channel = (
+            os.open(os.path.join(run_dir, "chan", "in"), os.O_RDONLY),
+            os.open(os.path.join(run_dir, "chan", "out"), os.O_WRONLY | os.O_APPEND),
+        )
     size = int(req["limits"]["file_bytes"])
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
     if os.path.isdir("/dev/shm"):
@@ -144,6 +153,7 @@ def _enter_namespaces(req: dict[str, Any]) -> None:
     _mount("tmpfs", SPOOL, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4096,mode=0755")
     socket.sethostname("sandbox")
     _loopback_up()
+    return channel
 
 
 def _emulate_python(argv: list[str]) -> int:
@@ -193,7 +203,7 @@ def _forget_shadowed() -> None:
         del sys.modules[module]
 
 
-def _run_code(req: dict[str, Any], out_fd: int) -> None:
+def _run_code(req: dict[str, Any], out_fd: int, channel: tuple[int, int] | None) -> None:
     """The process that runs the code (a child of the namespace's init). Never returns."""
     try:
         limits = req["limits"]
@@ -203,7 +213,13 @@ def _run_code(req: dict[str, Any], out_fd: int) -> None:
         os.dup2(null, 0)
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
-        os.closerange(3, 65536)
+        first_free = 3
+        if channel is not None:
+            moved = [os.dup(fd) for fd in channel]  # out of the way of 3 and 4
+            os.dup2(moved[0], CHANNEL_IN)
+            os.dup2(moved[1], CHANNEL_OUT)
+            first_free = CHANNEL_OUT + 1
+        os.closerange(first_free, 65536)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115
         sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
@@ -212,6 +228,8 @@ def _run_code(req: dict[str, Any], out_fd: int) -> None:
         os.chdir(str(req["cwd"]))
         os.environ.clear()
         os.environ.update(dict(req["env"]))
+        if channel is not None:
+            os.environ[CHANNEL_ENV] = f"{CHANNEL_IN} {CHANNEL_OUT}"
         os.umask(0o022)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -224,7 +242,7 @@ def _run_code(req: dict[str, Any], out_fd: int) -> None:
     os._exit(code)
 
 
-def _init(req: dict[str, Any], out_fd: int) -> None:
+def _init(req: dict[str, Any], out_fd: int, channel: tuple[int, int] | None) -> None:
     """PID 1 of the run's namespace: mount /proc, start the code, reap orphans. Never returns."""
     code = 125
     try:
@@ -232,8 +250,10 @@ def _init(req: dict[str, Any], out_fd: int) -> None:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         pid = os.fork()
         if pid == 0:
-            _run_code(req, out_fd)
+            _run_code(req, out_fd, channel)
         os.close(out_fd)
+        for fd in channel or ():
+            os.close(fd)
         while True:
             done, status = os.wait()
             if done == pid:
@@ -251,11 +271,13 @@ def _spawn(req: dict[str, Any], out_fd: int) -> None:
     code = 125
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        _enter_namespaces(req)
+        channel = _enter_namespaces(req)
         pid = os.fork()
         if pid == 0:
-            _init(req, out_fd)
+            _init(req, out_fd, channel)
         os.close(out_fd)
+        for fd in channel or ():
+            os.close(fd)
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         code = 128 - code if code < 0 else code

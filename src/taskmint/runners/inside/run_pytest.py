@@ -1,6 +1,11 @@
 """Bootstrap that runs pytest inside the sandbox with taskmint's plugin and configuration.
 
 Usage: python -I -B run_pytest.py REPORT NONCE OPTIONS_JSON -- PYTEST_ARGS...
+   or: python -I -B run_pytest.py --channel
+With --channel, {"nonce": ..., "options": OPTIONS_JSON, "args": PYTEST_ARGS} is read from
+the input descriptor that $TASKMINT_CHANNEL names, which is closed before any code of the
+workspace runs, and the report goes to its report descriptor: neither the nonce, the selection
+nor the test files appear in the argv, the environment or any file the code under test can open.
 OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
 "select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int}
 (the selection may also come from a file, "select_file").
@@ -45,10 +50,29 @@ def _import_sources(sources: list[str], pythonpath: list[str]) -> None:
             importlib.import_module(name)
 
 
+def _read_channel() -> tuple[int, str, dict, list]:
+    fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
+    chunks = []
+    while True:
+        chunk = os.read(fd_in, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd_in)
+    os.set_inheritable(fd_out, False)  # no process the tests start gets it
+    data = json.loads(b"".join(chunks))
+    return fd_out, data["nonce"], data["options"], data["args"]
+
+
 def main() -> int:
-    report, nonce, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    if sys.argv[4] != "--":
-        raise SystemExit("usage: run_pytest.py REPORT NONCE OPTIONS_JSON -- ARGS")
+    report: str | int
+    if sys.argv[1:] == ["--channel"]:
+        report, nonce, options, args = _read_channel()
+    else:
+        report, nonce, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+        if sys.argv[4] != "--":
+            raise SystemExit("usage: run_pytest.py REPORT NONCE OPTIONS_JSON -- ARGS")
+        args = sys.argv[5:]
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     # Import the runner's own modules before the workspace is on sys.path, so no file in the
@@ -82,7 +106,7 @@ def main() -> int:
         seed=options.get("seed"),
     )
     try:
-        return int(pytest.main(sys.argv[5:], plugins=[plugin]))
+        return int(pytest.main(args, plugins=[plugin]))
     finally:
         if cov is not None:
             cov.stop()

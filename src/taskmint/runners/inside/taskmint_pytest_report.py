@@ -25,7 +25,7 @@ _state: dict[str, object] = {
 
 
 def configure(
-    path: str,
+    path: str | int,
     nonce: str,
     cov: object = None,
     select: list[str] | None = None,
@@ -43,7 +43,10 @@ def configure(
     `seed`, when given, also reseeds `random` before each test from (seed, test id), so a
     test's random draws do not depend on the order or on the other tests.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    if isinstance(path, int):  # an inherited descriptor (the out-of-band channel)
+        fd = path
+    else:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     _state["fh"] = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
     _state["nonce"] = nonce
     _state["cov"] = cov
