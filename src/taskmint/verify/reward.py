@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-
 import shutil
 import tempfile
 import time
