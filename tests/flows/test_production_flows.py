@@ -43,6 +43,15 @@ CONFIG_TOML = "original_runs = 3\nbroken_runs = 2\nmax_candidates_per_seed = 5\n
 pytestmark = pytest.mark.slow
 
 
+def _output(work_dir: Path, name: str) -> Path:
+    """A fresh output root whose environments are the session's (`tiny_env` builds the tiny
+    seed's venv once; `build_environment` resolves the link, so every run uses that one)."""
+    out = work_dir / name
+    (out / "cache").mkdir(parents=True)
+    (out / "cache" / "envs").symlink_to(work_dir / "cache" / "envs", target_is_directory=True)
+    return out
+
+
 def _config(out: Path, **changes) -> PipelineConfig:
     base = PipelineConfig(
         output_root=out,
@@ -104,11 +113,13 @@ def test_infrastructure_errors_are_retried_and_bad_input_and_verdicts_are_not(pr
 # --- harder batch ---------------------------------------------------------------------------
 
 
-def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(prefect_harness, work_dir):
+def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(
+    prefect_harness, work_dir, tiny_env
+):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    config = _config(work_dir / "harder")
+    config = _config(_output(work_dir, "harder"))
     band = {"reference/oracle": (1.0, 1.0), "reference/null": (0.0, 0.0)}
     request = HarderRequest(
         n=3, rates=band, start_level=2, candidates_per_round=4, dataset_name="hard3"
@@ -143,9 +154,9 @@ def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(prefect_harne
 
 
 def test_a_killed_refresh_resumes_without_redoing_work_and_matches_an_uninterrupted_run(
-    prefect_harness, work_dir
+    prefect_harness, work_dir, tiny_env
 ):
-    killed_out = work_dir / "killed"
+    killed_out = _output(work_dir, "killed")
     (work_dir / "resume.toml").write_text(CONFIG_TOML)
     cmd = [
         sys.executable,
@@ -184,7 +195,7 @@ def test_a_killed_refresh_resumes_without_redoing_work_and_matches_an_uninterrup
     assert len(after) == len(set(after)), "a finished result was computed again"
 
     # the same refresh, uninterrupted, on a 2-worker Dask LocalCluster
-    fresh = _config(work_dir / "uninterrupted")
+    fresh = _config(_output(work_dir, "uninterrupted"))
     result = run_refresh(fresh, task_runner="dask")
     assert result.published is not None
     resumed = _comparable(latest_version(killed_out / "datasets" / "taskmint"))
@@ -211,12 +222,12 @@ def test_a_failed_run_alerts_the_webhook(prefect_harness, work_dir):
 
 
 def test_sandboxes_that_fail_to_start_alert_past_the_threshold(
-    prefect_harness, work_dir, monkeypatch
+    prefect_harness, work_dir, monkeypatch, tiny_env
 ):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with WebhookReceiver() as hook:
         config = _config(
-            work_dir / "alert-infra",
+            _output(work_dir, "alert-infra"),
             sandbox=SandboxConfig(backend="docker"),
             alert_webhook=hook.url,
             infra_error_threshold=0.2,
@@ -232,12 +243,12 @@ def test_sandboxes_that_fail_to_start_alert_past_the_threshold(
 
 
 def test_serve_registers_the_scheduled_refresh_and_a_triggered_run_publishes(
-    prefect_harness, work_dir
+    prefect_harness, work_dir, tiny_env
 ):
     from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
 
-    out = work_dir / "served"
+    out = _output(work_dir, "served")
     (work_dir / "served.toml").write_text(CONFIG_TOML)
     log = (work_dir / "serve.log").open("wb")
     proc = subprocess.Popen(
