@@ -99,7 +99,7 @@ def excise_task(
 @infra_task(name="baseline", tags=["sandbox"], cache_policy=NO_CACHE, persist_result=False)
 def baseline_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Baseline:
     """Run the original suite several times to find its stable tests."""
-    with slot("sandbox"), open_sandbox(config.sandbox) as sandbox:
+    with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
         return run_baseline(
             seed,
             env,
@@ -114,7 +114,7 @@ def baseline_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Ba
 @infra_task(name="coverage-map", tags=["sandbox"], cache_policy=NO_CACHE, persist_result=False)
 def coverage_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> CoverageMap | None:
     """Record which tests execute which lines (once per snapshot, cached)."""
-    with slot("sandbox"), open_sandbox(config.sandbox) as sandbox:
+    with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
         return coverage_map(
             seed,
             env,
@@ -149,7 +149,7 @@ def mint_task(
     if found:
         result: MintResult = cached
     else:
-        with slot("sandbox"), open_sandbox(config.sandbox) as sandbox:
+        with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
             result = mint_candidate(candidate, seed, env, baseline, sandbox, config, coverage)
         if result.verdict.status == "sandbox_error":
             raise SandboxError(f"{candidate.candidate_id}: {result.verdict.reason}")
@@ -178,7 +178,7 @@ def leak_task(
     key = content_key("leak", seed.snapshot_id, *accepted, config_fingerprint(config))
 
     def scan() -> list[MintResult]:
-        with slot("sandbox"), open_sandbox(config.sandbox) as sandbox:
+        with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
             return apply_leak_scan(results, candidates, seed, env, sandbox, config)
 
     scanned: list[MintResult] = result_store(config).cached(key, scan)

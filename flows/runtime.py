@@ -6,10 +6,12 @@
   network error or a model endpoint's 5xx/timeout. A rejected candidate is a `Verdict` value,
   not an exception, so it completes the task and is never retried; a malformed input
   (`ManifestError`, `PatchError`, ...) fails at once.
-- **Concurrency limits.** `slot("sandbox")` and `slot("model")` bound how many sandboxes and
-  model calls run at once in one process (thread or Dask worker); the tasks also carry the
-  tags `sandbox` / `model`, so a Prefect server's tag concurrency limits
-  (`prefect concurrency-limit create sandbox 8`) bound them across all workers.
+- **Concurrency limits.** `slot("sandbox", config.workers)` bounds the sandboxes open at once
+  in one process (a thread pool or a Dask worker); `slot("model")` bounds the calibration
+  stages that call models at once (each model's own request concurrency is its `concurrency`
+  in the models TOML). The tasks also carry the tags `sandbox` / `model`, so a Prefect
+  server's tag concurrency limits (`prefect concurrency-limit create sandbox 8`) bound them
+  across all workers.
 - **Task runners.** `make_task_runner("threads" | "dask", ...)`: a thread pool, or prefect-dask's
   `DaskTaskRunner` on a temporary `distributed.LocalCluster` or on an existing scheduler's
   address.
@@ -79,23 +81,26 @@ def infra_task(
 
 
 def configure_slots(sandboxes: int | None = None, model_calls: int | None = None) -> None:
-    """Set the per-process limits (before the first `slot`; later calls resize new slots)."""
+    """Set this process's default limits (used by `slot` calls that give none)."""
     with _SLOTS_LOCK:
         if sandboxes is not None:
             _LIMITS["sandbox"] = max(1, sandboxes)
-            _SLOTS.pop("sandbox", None)
         if model_calls is not None:
             _LIMITS["model"] = max(1, model_calls)
-            _SLOTS.pop("model", None)
 
 
 @contextlib.contextmanager
-def slot(kind: str) -> Iterator[None]:
-    """Hold one of the process's `kind` slots ("sandbox" or "model") for the block."""
+def slot(kind: str, limit: int | None = None) -> Iterator[None]:
+    """Hold one of this process's `kind` slots ("sandbox" or "model") for the block.
+
+    At most `limit` (default: the configured limit of `kind`) blocks hold a slot of the same
+    kind and limit at once.
+    """
+    size = max(1, limit if limit is not None else _LIMITS.get(kind, 1))
     with _SLOTS_LOCK:
-        sem = _SLOTS.get(kind)
+        sem = _SLOTS.get(f"{kind}:{size}")
         if sem is None:
-            sem = _SLOTS[kind] = threading.BoundedSemaphore(_LIMITS.get(kind, 1))
+            sem = _SLOTS[f"{kind}:{size}"] = threading.BoundedSemaphore(size)
     with sem:
         yield
 

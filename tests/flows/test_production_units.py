@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import time
 from pathlib import Path
 
 import httpx
@@ -275,3 +276,29 @@ def test_two_processes_storing_one_key_leave_one_whole_result(tmp_path):
 
 def _put(root: Path, key: str, value: int) -> None:
     ResultStore(root).put(key, value)
+
+
+def test_slots_bound_how_many_blocks_run_at_once():
+    import threading
+
+    from flows.runtime import slot
+
+    running = []
+    peak = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        with slot("sandbox", 2):
+            with lock:
+                running.append(1)
+                peak.append(len(running))
+            time.sleep(0.05)
+            with lock:
+                running.pop()
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert max(peak) == 2
