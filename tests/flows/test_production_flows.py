@@ -38,7 +38,7 @@ from tests.flows.webhook_receiver import WebhookReceiver
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = SEEDS / "seeds.toml"  # the tiny seed alone
-CONFIG_TOML = "original_runs = 3\nbroken_runs = 2\nmax_candidates_per_seed = 5\n"
+CONFIG_TOML = "original_runs = 3\nbroken_runs = 2\nmax_candidates_per_seed = 4\n"
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +58,7 @@ def _config(out: Path, **changes) -> PipelineConfig:
         seeds_manifest=TINY,
         original_runs=3,
         broken_runs=2,
-        max_candidates_per_seed=5,
+        max_candidates_per_seed=4,
         workers=2,
     )
     return dataclasses.replace(base, **changes)
@@ -119,7 +119,7 @@ def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    config = _config(_output(work_dir, "harder"))
+    config = _config(_output(work_dir, "harder"), max_candidates_per_seed=5)
     band = {"reference/oracle": (1.0, 1.0), "reference/null": (0.0, 0.0)}
     request = HarderRequest(
         n=3, rates=band, start_level=2, candidates_per_round=4, dataset_name="hard3"
@@ -278,6 +278,7 @@ def test_serve_registers_the_scheduled_refresh_and_a_triggered_run_publishes(
                 "seeds": str(TINY),
                 "output": str(out),
                 "workers": 1,
+                "max_candidates": 2,
                 "config_file": str(work_dir / "served.toml"),
             },
             timeout=900,
@@ -293,3 +294,37 @@ def test_serve_registers_the_scheduled_refresh_and_a_triggered_run_publishes(
         log.close()
     version = latest_version(out / "datasets" / "taskmint")
     assert load_tasks(version)
+
+
+def test_a_harder_batch_for_a_model_band_calibrates_through_an_endpoint(
+    prefect_harness, work_dir, tiny_env
+):
+    """The band comes from a model on a real local OpenAI-compatible server (one that never
+    solves), with the run's own bands overriding the models file's."""
+    from tests.calibrate.fake_openai_server import FakeOpenAIServer, Text
+
+    with FakeOpenAIServer() as server:
+        server.script([Text("I cannot solve this.")] * 200)
+        models = work_dir / "models.toml"
+        models.write_text(
+            "[calibration]\ncap = 2\nmin_attempts = 2\n\n"
+            f'[[model]]\nname = "fake"\nbase_url = "{server.base_url}"\nmodel = "fake/coder"\n'
+            'api_key_env = ""\nprice_input_per_mtok = 2.0\nprice_output_per_mtok = 8.0\n'
+            "[model.budget]\nmax_turns = 4\nrequest_timeout = 30\nmax_retries = 0\n"
+        )
+        config = _config(
+            _output(work_dir, "harder-band"),
+            models=models,
+            bands=(("solved", 0.5), ("beyond", 0.0)),
+        )
+        request = HarderRequest(
+            n=2, band="beyond", start_level=1, candidates_per_round=3, dataset_name="beyond2"
+        )
+        result = run_harder_batch(request, config)
+    assert result.stop_reason == "found" and len(result.tasks) == 2
+    assert result.published is not None
+    for t in load_tasks(Path(result.published)):
+        assert t.band == "beyond"
+        row = next(c for c in t.calibration if c.model == "fake")
+        assert row.attempts == 2 and row.solves == 0
+    assert result.spend["model_rollouts"] >= 4 and result.spend["tokens"] > 0
