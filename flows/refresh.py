@@ -462,6 +462,50 @@ def nightly(
     `bands` maps band names to their lowest solve rate; `wall_seconds` is the per-run sandbox
     limit; `alert_webhook` defaults to the TASKMINT_ALERT_WEBHOOK variable.
     """
+    webhook = alert_webhook or os.environ.get("TASKMINT_ALERT_WEBHOOK")
+    try:
+        config = _nightly_config(
+            seeds,
+            output,
+            models,
+            bands,
+            max_candidates,
+            workers,
+            dataset_name,
+            webhook,
+            config_file,
+            wall_seconds,
+        )
+    except Exception as exc:  # a bad parameter: alert too (the config holds no webhook yet)
+        if webhook:
+            post_alert(
+                AlertConfig(webhook_url=webhook),
+                "taskmint: nightly refresh failed",
+                [f"{type(exc).__name__}: {exc}"[:1000]],
+            )
+        raise
+    runner = make_task_runner(task_runner, workers=config.workers, address=dask_address)
+    result = refresh.with_options(task_runner=runner)(config)
+    return {
+        "published": str(result.published.path) if result.published else None,
+        "tasks": result.published.tasks if result.published else 0,
+        "infra_errors": result.infra_errors,
+        "wall_time": result.wall_time,
+    }
+
+
+def _nightly_config(
+    seeds: str,
+    output: str,
+    models: str | None,
+    bands: dict[str, float] | None,
+    max_candidates: int | None,
+    workers: int,
+    dataset_name: str,
+    webhook: str | None,
+    config_file: str | None,
+    wall_seconds: float | None,
+) -> PipelineConfig:
     config = load_config(
         Path(config_file) if config_file else None,
         seeds_manifest=seeds,
@@ -471,7 +515,7 @@ def nightly(
         max_candidates_per_seed=max_candidates,
         workers=workers,
         dataset_name=dataset_name,
-        alert_webhook=alert_webhook or os.environ.get("TASKMINT_ALERT_WEBHOOK"),
+        alert_webhook=webhook,
     )
     if wall_seconds is not None:
         config = dataclasses.replace(
@@ -480,14 +524,7 @@ def nightly(
                 config.sandbox, limits=config.sandbox.limits.with_wall(wall_seconds)
             ),
         )
-    runner = make_task_runner(task_runner, workers=config.workers, address=dask_address)
-    result = refresh.with_options(task_runner=runner)(config)
-    return {
-        "published": str(result.published.path) if result.published else None,
-        "tasks": result.published.tasks if result.published else 0,
-        "infra_errors": result.infra_errors,
-        "wall_time": result.wall_time,
-    }
+    return config
 
 
 if __name__ == "__main__":  # pragma: no cover - `make demo` goes through the CLI

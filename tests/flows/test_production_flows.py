@@ -221,6 +221,15 @@ def test_a_failed_run_alerts_the_webhook(prefect_harness, work_dir):
     assert "refresh failed" in body["text"] and "missing.toml" in body["text"]
 
 
+def test_a_deployment_run_with_a_bad_parameter_alerts_the_webhook(prefect_harness, work_dir):
+    from flows.refresh import nightly
+
+    with WebhookReceiver() as hook, pytest.raises(Exception, match="only local paths"):
+        nightly(seeds=str(TINY), output="s3://bucket/taskmint", alert_webhook=hook.url)
+    (body,) = hook.bodies
+    assert "nightly refresh failed" in body["text"] and "s3://bucket" in body["text"]
+
+
 def test_sandboxes_that_fail_to_start_alert_past_the_threshold(
     prefect_harness, work_dir, monkeypatch, tiny_env
 ):
