@@ -17,7 +17,16 @@ def _commands() -> list[str]:
 
 
 def test_commands():
-    assert _commands() == ["calibrate", "images", "refresh", "show", "verify", "workspace"]
+    assert _commands() == [
+        "calibrate",
+        "harder",
+        "images",
+        "refresh",
+        "serve",
+        "show",
+        "verify",
+        "workspace",
+    ]
 
 
 @pytest.mark.parametrize("command", _commands())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="parallel sandboxes")
     p.add_argument("--name", help="dataset name (default: taskmint)")
     p.add_argument("--models", type=Path, help="calibration TOML naming models to calibrate with")
+    _runner_options(p)
+
+    _add_production_commands(sub)
 
     def with_dataset(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -102,6 +106,60 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _runner_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--task-runner",
+        choices=("threads", "dask"),
+        default="threads",
+        help="threads (default), or dask: a LocalCluster of --workers processes, or the "
+        "cluster at --dask-address",
+    )
+    p.add_argument("--dask-address", help="an existing Dask scheduler, e.g. tcp://host:8786")
+
+
+def _add_production_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve the prefect.yaml deployments (scheduled refresh) on a Prefect server",
+        description="Register the deployments of prefect.yaml (the nightly refresh and its "
+        "cron schedule) on the Prefect server PREFECT_API_URL or --api-url names, starting "
+        "one on 127.0.0.1 when none is set, and run their runs until interrupted.",
+    )
+    p.add_argument("--spec", type=Path, default=Path("prefect.yaml"), help="the prefect.yaml")
+    p.add_argument("--api-url", help="a Prefect server's API URL (default: PREFECT_API_URL)")
+    p.add_argument("--port", type=int, default=4200, help="port of a server started here")
+    p.add_argument("--limit", type=int, help="most flow runs at once")
+
+    p = sub.add_parser(
+        "harder",
+        help="mint a batch of harder tasks in a target band",
+        description="Turn the excision knobs up until n tasks in the target band (or "
+        "solve-rate ranges) are found or the budget is spent; publish them as a version.",
+    )
+    p.add_argument("-n", type=int, required=True, help="tasks wanted")
+    p.add_argument("--band", help="target band (needs --models)")
+    p.add_argument(
+        "--rate",
+        action="append",
+        default=[],
+        metavar="SOLVER=LOW:HIGH",
+        help="solve-rate range per solver, e.g. gpt-x=0:0.3 or reference/oracle=1:1",
+    )
+    p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
+    p.add_argument("--models", type=Path, help="calibration TOML naming models")
+    p.add_argument("--languages", help="comma-separated languages")
+    p.add_argument("--strategies", help="comma-separated strategies")
+    p.add_argument("--level", type=int, default=1, help="the knob level to start at")
+    p.add_argument("--rounds", type=int, default=4, help="most rounds")
+    p.add_argument("--max-rollouts", type=int, help="budget: solver attempts")
+    p.add_argument("--max-tokens", type=int, help="budget: model tokens")
+    p.add_argument("--max-wall", type=float, help="budget: wall seconds")
+    p.add_argument("--predictor-from", type=Path, help="a calibrated dataset version")
+    p.add_argument("--name", help="dataset name to publish under")
+    p.add_argument("--workers", type=int, help="parallel sandboxes")
+    _runner_options(p)
+
+
 def _config(args: argparse.Namespace) -> PipelineConfig:
     config = _load(args)
     if args.sandbox:
@@ -121,6 +179,7 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
         "workers": getattr(args, "workers", None),
         "dataset_name": getattr(args, "name", None),
         "models": getattr(args, "models", None),
+        "alert_webhook": os.environ.get("TASKMINT_ALERT_WEBHOOK") or None,
     }
     return load_config(args.config, **overrides)
 
@@ -148,7 +207,7 @@ def _cmd_refresh(args: argparse.Namespace, config: PipelineConfig) -> int:
 
     from flows.refresh import run_refresh
 
-    result = run_refresh(config)
+    result = run_refresh(config, task_runner=args.task_runner, dask_address=args.dask_address)
     table = Table(title="taskmint refresh")
     for col in ("seed", "candidates", "accepted", "rejected (by reason)", "wall s"):
         table.add_column(col)
@@ -356,7 +415,72 @@ def _cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
+def _cmd_serve(args: argparse.Namespace, config: PipelineConfig) -> int:
+    from flows.deploy import ensure_server, load_specs, serve
+
+    specs = load_specs(args.spec)
+    url, started = ensure_server(args.api_url, port=args.port)
+    names = ", ".join(
+        f"{s.name} ({', '.join(c for c, _ in s.crons) or 'no schedule'})" for s in specs
+    )
+    print(f"serving {names} on {url}", flush=True)
+    try:
+        serve(specs, url, limit=args.limit)
+    finally:
+        if started is not None:
+            started.terminate()
+            started.wait(timeout=30)
+    return 0
+
+
+def _rates(items: list[str]) -> dict[str, tuple[float, float]] | None:
+    out = {}
+    for item in items:
+        solver, _, rng = item.rpartition("=")
+        low, _, high = rng.partition(":")
+        try:
+            out[solver] = (float(low), float(high or low))
+        except ValueError as exc:
+            raise TaskmintError(f"--rate {item!r}: write SOLVER=LOW:HIGH, e.g. m=0:0.3") from exc
+        if not solver:
+            raise TaskmintError(f"--rate {item!r}: name the solver, e.g. m=0:0.3")
+    return out or None
+
+
+def _cmd_harder(args: argparse.Namespace, config: PipelineConfig) -> int:
+    from flows.harder_batch import Budget, HarderRequest, run_harder_batch
+
+    def split(value: str | None) -> tuple[str, ...] | None:
+        return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+    request = HarderRequest(
+        n=args.n,
+        band=args.band,
+        rates=_rates(args.rate),
+        languages=split(args.languages),
+        strategies=split(args.strategies),
+        knobs=config.knobs,
+        start_level=args.level,
+        max_rounds=args.rounds,
+        budget=Budget(
+            rollouts=args.max_rollouts, tokens=args.max_tokens, wall_seconds=args.max_wall
+        ),
+        predictor_from=args.predictor_from,
+        dataset_name=args.name,
+    )
+    result = run_harder_batch(
+        request, config, task_runner=args.task_runner, dask_address=args.dask_address
+    )
+    found = f"{len(result.tasks)}/{args.n}"
+    print(f"found {found} tasks ({result.stop_reason}); knob levels {result.levels}")
+    print("spent: " + ", ".join(f"{k}={v}" for k, v in result.spend.items()))
+    print(f"dataset: {result.published}" if result.published else "nothing published")
+    return 0
+
+
 _COMMANDS = {
+    "serve": _cmd_serve,
+    "harder": _cmd_harder,
     "images": _cmd_images,
     "calibrate": _cmd_calibrate,
     "refresh": _cmd_refresh,

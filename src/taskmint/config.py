@@ -176,8 +176,18 @@ class PipelineConfig:
     min_tests: int = 1
     max_tests: int = 3000
     verify: VerifyConfig = field(default_factory=VerifyConfig)
+    # Bands (name, lowest solve rate), highest first, overriding the models file's bands.
+    bands: tuple[tuple[str, float], ...] | None = None
+    # Alerts (flows): a Slack-compatible webhook, and the infrastructure error rate that alerts.
+    alert_webhook: str | None = None
+    infra_error_threshold: float = 0.2
 
     def __post_init__(self) -> None:
+        if self.bands is not None:
+            if not self.bands or any(not 0.0 <= low <= 1.0 for _, low in self.bands):
+                raise ManifestError(f"bands need lowest rates between 0 and 1, got {self.bands}")
+            if min(low for _, low in self.bands) != 0.0:
+                raise ManifestError("the lowest band must start at 0.0 so every rate has a band")
         if self.original_runs < 3:
             raise ManifestError(
                 "original_runs must be at least 3 (declared, reversed and shuffled order) to "
@@ -228,6 +238,10 @@ def load_config(path: Path | None = None, **overrides: Any) -> PipelineConfig:
             k: tuple(v) if isinstance(v, list) else v for k, v in data["knobs"].items()
         }
         data["knobs"] = Knobs(**knobs)
+    if isinstance(data.get("bands"), dict):
+        data["bands"] = tuple(
+            sorted(((str(k), float(v)) for k, v in data["bands"].items()), key=lambda b: -b[1])
+        )
     if "reference_solvers" in data:
         data["reference_solvers"] = tuple(data["reference_solvers"])
     if isinstance(data.get("verify"), dict):

@@ -241,6 +241,8 @@ def calibrate_with_models(
     if config.models is None or not tasks:
         return tasks, []
     models = load_calibration_config(config.models)
+    if config.bands is not None:  # the run's bands override the models file's
+        models = dataclasses.replace(models, bands=config.bands)
     if not models.models:
         return tasks, []
     workdir = config.cache_dir / "attempts"

@@ -1,12 +1,11 @@
 """The refresh flow, run for real by Prefect (ephemeral test harness), through the CLI.
 
-One Prefect session for the whole test run: its start-up costs 10-20 s.
+One Prefect session for the whole test run (`prefect_harness`, tests/flows/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,6 @@ import pytest
 from taskmint.cli import main
 from taskmint.publish import latest_version, load_tasks
 from tests.conftest import SEEDS
-
-
-@pytest.fixture(scope="session")
-def prefect_harness(work_dir: Path):
-    os.environ.setdefault("PREFECT_HOME", str(work_dir / "prefect"))
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,135 @@
+"""Resume: results cached by content hashes, persisted, so a rerun after a crash redoes no
+finished work.
+
+A key is the SHA-256 of what decides a result: the seed snapshot's id (itself a content hash
+of the seed's files), the candidate id (a hash of the edit) and the config fields that change
+verdicts (`config_fingerprint`; not the output folder, the worker count or the dataset name).
+Each result is pickled to `<root>/<key[:2]>/<key>.pkl`, written to a temporary file and renamed,
+so a process killed mid-write leaves no half result: a file is either whole or absent. A file
+that cannot be read back (a different taskmint version's record layout) is a miss, redone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from taskmint.config import PipelineConfig
+
+__all__ = ["ResultStore", "config_fingerprint", "content_key"]
+
+T = TypeVar("T")
+
+# Fields that change no verdict: where output goes, how many workers, the dataset's name.
+_IRRELEVANT = {"output_root", "workers", "dataset_name", "shard_rows", "seeds_manifest"}
+
+
+def _canonical(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def config_fingerprint(config: PipelineConfig) -> str:
+    """A hash of the config fields that decide results (and of the models file's contents)."""
+    data = {
+        f.name: _canonical(getattr(config, f.name))
+        for f in dataclasses.fields(config)
+        if f.name not in _IRRELEVANT
+    }
+    if config.models is not None:
+        try:
+            data["models_contents"] = hashlib.sha256(config.models.read_bytes()).hexdigest()
+        except OSError:
+            data["models_contents"] = None
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def content_key(*parts: str) -> str:
+    """SHA-256 over the parts, length-prefixed so ("ab", "c") and ("a", "bc") differ."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogateescape")
+        h.update(f"{len(data)}:".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+class ResultStore:
+    """A folder of pickled results by content key; thread- and process-safe for whole files.
+
+    `hits` and `misses` count look-ups in this process, so a caller can report how much work a
+    rerun skipped.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.pkl"
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        """(True, value) for a stored result, else (False, None)."""
+        try:
+            with self._path(key).open("rb") as fh:
+                value = pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            with self._lock:
+                self.misses += 1
+            return False, None
+        with self._lock:
+            self.hits += 1
+        return True, value
+
+    def put(self, key: str, value: Any) -> None:
+        """Store atomically (temporary file, fsync, rename)."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pkl")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        # The journal: one line per computed result, appended (O_APPEND: whole lines even from
+        # several processes), so a rerun's repeated work would show as a repeated key.
+        with (self.root / "journal.log").open("a", encoding="utf-8") as fh:
+            fh.write(key + "\n")
+
+    def journal(self) -> list[str]:
+        """The keys stored so far, in the order they were computed (across processes)."""
+        try:
+            return (self.root / "journal.log").read_text(encoding="utf-8").split()
+        except OSError:
+            return []
+
+    def cached(self, key: str, compute: Callable[[], T]) -> T:
+        """The stored result for `key`, or `compute()` stored under it."""
+        found, value = self.get(key)
+        if found:
+            return value  # type: ignore[no-any-return,unused-ignore]
+        value = compute()
+        self.put(key, value)
+        return value

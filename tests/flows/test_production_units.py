@@ -1,0 +1,303 @@
+"""The flows' production logic as plain functions, without Prefect: alerts (against a real
+local HTTP receiver), the resume store, the retry policy, the harder batch's knobs, target and
+budget, summaries, the prefect.yaml reader and the config's bands."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from flows.deploy import load_specs
+from flows.harder_batch import (
+    Budget,
+    HarderRequest,
+    in_target,
+    knobs_for,
+    next_level,
+    over_budget,
+    prefilter,
+    target_side,
+)
+from flows.resume import ResultStore, config_fingerprint, content_key
+from flows.runtime import is_infrastructure_error
+from flows.summary import summary_markdown, summary_rows
+from taskmint.alerts import AlertConfig, post_alert, should_alert
+from taskmint.calibrate import DEFAULT_BANDS, fit_predictor
+from taskmint.config import Knobs, PipelineConfig, load_config
+from taskmint.errors import ManifestError, PatchError, SandboxError, SandboxUnavailableError
+from taskmint.pipeline import SeedSummary
+from taskmint.records import Calibration
+from tests.flows.webhook_receiver import WebhookReceiver
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- alerts ---------------------------------------------------------------------------------
+
+
+def test_an_alert_is_a_slack_compatible_json_post():
+    with WebhookReceiver() as hook:
+        outcome = post_alert(
+            AlertConfig(webhook_url=hook.url), "taskmint: refresh failed", ["boom"], {"seeds": 5}
+        )
+    assert outcome.sent and outcome.status == 200
+    (body,) = hook.bodies
+    assert hook.content_types == ["application/json"]
+    assert body["text"].startswith("*taskmint: refresh failed*") and "boom" in body["text"]
+    assert body["blocks"][0]["type"] == "section"
+    assert body["blocks"][1]["fields"][0]["text"] == "*seeds*\n5"
+
+
+def test_a_failing_or_absent_webhook_is_a_value_not_an_exception():
+    with WebhookReceiver(status=500) as hook:
+        outcome = post_alert(AlertConfig(webhook_url=hook.url), "x")
+    assert not outcome.sent and outcome.status == 500 and len(hook.bodies) == 1
+    url = hook.url  # the server is shut down now
+    outcome = post_alert(AlertConfig(webhook_url=url, timeout=2), "x")
+    assert not outcome.sent and "unreachable" in (outcome.error or "")
+    assert not post_alert(AlertConfig(), "x").sent
+    with pytest.raises(ValueError, match="http"):
+        AlertConfig(webhook_url="ftp://x")
+
+
+def test_the_threshold_is_on_the_infrastructure_error_rate():
+    config = AlertConfig(webhook_url="http://127.0.0.1:9/", infra_error_threshold=0.25)
+    assert not should_alert(0, 0, config)
+    assert not should_alert(1, 4, config)  # 25% is not past 25%
+    assert should_alert(2, 4, config)
+
+
+# --- resume ---------------------------------------------------------------------------------
+
+
+def test_the_store_keeps_results_across_instances_and_journals_computations(tmp_path):
+    store = ResultStore(tmp_path)
+    calls = []
+
+    def compute() -> dict[str, int]:
+        calls.append(1)
+        return {"answer": 42}
+
+    key = content_key("mint", "snap", "cand", "cfg")
+    assert store.cached(key, compute) == {"answer": 42}
+    again = ResultStore(tmp_path)  # a new process after a crash sees the same files
+    assert again.cached(key, compute) == {"answer": 42}
+    assert len(calls) == 1 and again.hits == 1
+    assert store.journal() == [key]
+    assert not list(tmp_path.rglob(".tmp-*"))  # no temporary file left behind
+    # a half-written file (a crash outside the atomic rename) is a miss, redone
+    broken = content_key("other")
+    path = tmp_path / broken[:2] / f"{broken}.pkl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x80\x05truncated")
+    assert store.get(broken) == (False, None)
+
+
+def test_keys_are_content_hashes_of_the_parts():
+    assert content_key("ab", "c") != content_key("a", "bc")
+    assert content_key("a", "b") == content_key("a", "b")
+
+
+def test_the_config_fingerprint_ignores_where_output_goes_but_not_what_decides_verdicts():
+    base = PipelineConfig()
+    assert config_fingerprint(base) == config_fingerprint(
+        dataclasses.replace(base, output_root=Path("/elsewhere"), workers=7, dataset_name="x")
+    )
+    assert config_fingerprint(base) != config_fingerprint(dataclasses.replace(base, broken_runs=3))
+    assert config_fingerprint(base) != config_fingerprint(
+        dataclasses.replace(base, bands=(("hard", 0.5), ("easy", 0.0)))
+    )
+
+
+# --- retries --------------------------------------------------------------------------------
+
+
+def _status_error(code: int) -> openai.APIStatusError:
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    return openai.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+
+
+def test_infrastructure_errors_are_retried_and_everything_else_is_not():
+    assert is_infrastructure_error(SandboxUnavailableError("no docker"))
+    assert is_infrastructure_error(SandboxError("bwrap did not start"))
+    assert is_infrastructure_error(ConnectionResetError())
+    assert is_infrastructure_error(_status_error(503))
+    assert not is_infrastructure_error(_status_error(400))
+    assert not is_infrastructure_error(ManifestError("bad manifest"))
+    assert not is_infrastructure_error(PatchError("bad patch"))
+    try:
+        try:
+            raise SandboxError("start failed")
+        except SandboxError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert is_infrastructure_error(outer)
+
+
+# --- harder batch ---------------------------------------------------------------------------
+
+
+def _task(published, **rates: float):
+    calibration = tuple(
+        Calibration(
+            model=m.replace("__", "/"),
+            attempts=4,
+            solves=round(r * 4),
+            rate=r,
+            interval_low=0,
+            interval_high=1,
+            date="2026-01-01",
+        )
+        for m, r in rates.items()
+    )
+    return dataclasses.replace(published, calibration=calibration)
+
+
+def test_knobs_turn_up_with_the_level_within_the_researchers_maxima():
+    assert knobs_for(None, 0) is None
+    k3 = knobs_for(Knobs(lines_removed=(2, 7)), 3)
+    assert k3 is not None
+    assert k3.lines_removed == (7, 7)  # 9 wanted, capped at the researcher's 7
+    assert k3.units == (2.0, None) and k3.callers == (1.0, None)
+    k1 = knobs_for(None, 1)
+    assert k1 is not None and k1.lines_removed == (3.0, None) and k1.units == (1.0, None)
+
+
+def test_the_target_and_the_next_level(published_tasks):
+    t = published_tasks[0]
+    ref = HarderRequest(n=2, rates={"reference/oracle": (1.0, 1.0), "reference/null": (0.0, 0.0)})
+    assert in_target(_task(t, reference__oracle=1.0, reference__null=0.0), ref, DEFAULT_BANDS)
+    hard = HarderRequest(n=2, rates={"m": (0.0, 0.3)})
+    assert target_side(_task(t, m=0.75), hard, DEFAULT_BANDS) == 1  # too easy
+    assert target_side(_task(t, m=0.25), hard, DEFAULT_BANDS) == 0
+    assert target_side(_task(t), hard, DEFAULT_BANDS) == -1  # not calibrated for m
+    banded = HarderRequest(n=1, band="hard")
+    assert target_side(dataclasses.replace(t, band="easy"), banded, DEFAULT_BANDS) == 1
+    assert target_side(dataclasses.replace(t, band="hard"), banded, DEFAULT_BANDS) == 0
+    assert next_level(2, [1, 1, 0], hard) == 3
+    assert next_level(2, [0, 0, 1], hard) == 2
+    assert next_level(2, [-1, -1], banded) == 1
+    with pytest.raises(Exception, match="exactly one target"):
+        HarderRequest(n=1)
+
+
+def test_budgets_stop_the_batch():
+    assert over_budget({"rollouts": 10}, Budget(rollouts=10), 0.0) is not None
+    assert over_budget({"rollouts": 9, "tokens": 5}, Budget(rollouts=10, tokens=6), 1.0) is None
+    assert "tokens" in (over_budget({"tokens": 6}, Budget(tokens=6), 0.0) or "")
+    assert "wall" in (over_budget({}, Budget(wall_seconds=5), 6.0) or "")
+
+
+def test_the_predictor_prefilters_candidates(published_tasks, tiny_seed):
+    from taskmint.excise import excise
+    from taskmint.index import index_seed
+
+    # a predictor that learned "many lines removed = hard"
+    lines = [dict(t.features)["lines_removed"] for t in published_tasks]
+    cut = sorted(lines)[len(lines) // 2]
+    labels = ["hard" if n >= cut else "easy" for n in lines]
+    predictor = fit_predictor(published_tasks, labels)
+    candidates = list(excise(tiny_seed, index_seed(tiny_seed), max_candidates=20).candidates)
+    kept = prefilter(candidates, predictor, "hard", 0.5)
+    assert 0 < len(kept) < len(candidates)
+    kept_lines = [dict(c.features)["lines_removed"] for c in kept]
+    dropped = [dict(c.features)["lines_removed"] for c in candidates if c not in kept]
+    assert min(kept_lines) >= min(dropped)
+    assert sum(kept_lines) / len(kept_lines) > sum(dropped) / len(dropped)
+    assert prefilter(candidates, None, "hard", 0.5) == candidates
+
+
+# --- summaries, prefect.yaml, config --------------------------------------------------------
+
+
+def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_tasks):
+    summaries = [
+        SeedSummary(seed="tiny", candidates=4, accepted=3, by_strategy={"stub_body": (4, 3)}),
+        SeedSummary(seed="bad", error="no test passes reliably"),
+    ]
+    rows = summary_rows(summaries)
+    assert rows[0] == {
+        "seed": "tiny",
+        "strategy": "stub_body",
+        "candidates": 4,
+        "accepted": 3,
+        "yield": 0.75,
+        "wall_s": 0.0,
+        "error": "",
+    }
+    assert rows[1]["error"] == "no test passes reliably"
+    md = summary_markdown("run", summaries, published_tasks, {"rollouts": 12}, 3.5, "/v1")
+    assert "| tiny | stub_body | 4 | 3 | 0.75 |" in md
+    assert f"| uncalibrated | {len(published_tasks)} |" in md
+    assert "| rollouts | 12 |" in md and "wall time: 3.5 s" in md
+
+
+def test_prefect_yaml_defines_the_scheduled_refresh():
+    (spec,) = load_specs(ROOT / "prefect.yaml")
+    assert spec.name == "nightly-refresh" and spec.entrypoint == "flows/refresh.py:nightly"
+    assert spec.crons == (("0 3 * * *", "UTC"),)
+    assert {"seeds", "output", "models", "bands", "max_candidates", "wall_seconds"} <= set(
+        spec.parameters
+    )
+    assert spec.flow().name == "taskmint-nightly-refresh"
+
+
+def test_a_malformed_prefect_yaml_is_a_clear_error(tmp_path):
+    (tmp_path / "p.yaml").write_text("deployments:\n  - name: x\n")
+    with pytest.raises(ManifestError, match="needs a name and an entrypoint"):
+        load_specs(tmp_path / "p.yaml")
+
+
+def test_bands_load_from_the_config_and_are_checked(tmp_path):
+    (tmp_path / "c.toml").write_text("[bands]\nhard = 0.0\neasy = 0.7\n")
+    assert load_config(tmp_path / "c.toml").bands == (("easy", 0.7), ("hard", 0.0))
+    with pytest.raises(ManifestError, match=r"start at 0\.0"):
+        PipelineConfig(bands=(("easy", 0.5),))
+
+
+def test_two_processes_storing_one_key_leave_one_whole_result(tmp_path):
+    """Atomic rename: concurrent writers of a key leave one whole result, never a mix."""
+    key = content_key("race")
+    code = (
+        "import sys; from pathlib import Path; from flows.resume import ResultStore; "
+        "[ResultStore(Path(sys.argv[1])).put(sys.argv[2], sys.argv[3] * 100000) "
+        "for _ in range(20)]"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), key, v]) for v in "ab"]
+    assert [p.wait(60) for p in procs] == [0, 0]
+    found, value = ResultStore(tmp_path).get(key)
+    assert found and value in ("a" * 100000, "b" * 100000)
+    assert len(ResultStore(tmp_path).journal()) == 40
+
+
+def test_slots_bound_how_many_blocks_run_at_once():
+    import threading
+
+    from flows.runtime import slot
+
+    running = []
+    peak = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        with slot("sandbox", 2):
+            with lock:
+                running.append(1)
+                peak.append(len(running))
+            time.sleep(0.05)
+            with lock:
+                running.pop()
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert max(peak) == 2
