@@ -16,6 +16,7 @@ import re
 import tomllib
 from pathlib import Path, PurePosixPath
 
+from taskmint import pyast
 from taskmint.errors import ManifestError
 from taskmint.records import SeedManifest
 
@@ -270,7 +271,7 @@ def _requirements_file(path: Path) -> list[str]:
 def _setup_py(path: Path) -> list[str]:
     """`install_requires`, `tests_require` and test extras from literal keywords of setup()."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = pyast.parse(path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
         return []
     out: list[str] = []

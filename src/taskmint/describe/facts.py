@@ -18,6 +18,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskmint import pyast
 from taskmint.records import Candidate, SeedApp, Unit, Verdict
 
 __all__ = ["Facts", "Shape", "UnitFacts", "gather_facts", "shape_of"]
@@ -286,7 +287,7 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
 
 def _python_shape(code: str) -> Shape | None:
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = pyast.parse(textwrap.dedent(code))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     loops = branches = handlers = comps = 0

@@ -17,6 +17,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from taskmint import pyast
 from taskmint.describe.facts import KEYWORDS
 
 __all__ = ["DEFAULT_MIN_TOKENS", "Leak", "LeakChecker", "find_leaks", "tokens"]
@@ -68,7 +69,7 @@ def _python_interface_lines(code: str) -> set[int] | None:
     """0-based lines of `code` that are docstrings or definition headers (None: no parse)."""
     dedented = textwrap.dedent(code)
     try:
-        tree = ast.parse(dedented)
+        tree = pyast.parse(dedented)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     out: set[int] = set()

@@ -18,6 +18,7 @@ import ast
 import re
 import textwrap
 
+from taskmint import pyast
 from taskmint.describe.facts import Facts, UnitFacts
 
 __all__ = ["HINT_LEVELS", "STYLES", "hints_for", "outline", "statement_for"]
@@ -403,7 +404,7 @@ def _hint_algorithm(facts: Facts) -> str:
 
 def _outline_python(code: str) -> list[str] | None:
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = pyast.parse(textwrap.dedent(code))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     out: list[str] = []

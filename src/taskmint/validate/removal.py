@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from taskmint import pyast
 from taskmint.index.coverage import CoverageMap
 from taskmint.records import Candidate, SeedApp
 
@@ -136,7 +137,7 @@ def _alone(lines: list[str], first: int, col: int, last: int, end_col: int | Non
 @functools.lru_cache(maxsize=256)
 def _parse(path: str) -> ast.Module | None:
     try:
-        return ast.parse(Path(path).read_bytes())
+        return pyast.parse(Path(path).read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

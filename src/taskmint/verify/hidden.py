@@ -17,6 +17,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
+from taskmint import pyast
+
 __all__ = ["choose_hidden", "strip_hidden"]
 
 
@@ -78,7 +80,7 @@ def _cuttable(key: tuple[str, tuple[str, ...]], source_of: Callable[[str], str |
     if source is None:
         return False
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return False
     node = _find(tree.body, key[1])
@@ -121,7 +123,7 @@ def strip_hidden(path: str, source: str, hidden: tuple[str, ...]) -> str:
     names = {k[1] for k in (_function_key(t) for t in hidden) if k is not None and k[0] == path}
     if not names:
         return source
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     lines = source.splitlines(keepends=True)
     spans = []
     for qual in names:
@@ -135,5 +137,5 @@ def strip_hidden(path: str, source: str, hidden: tuple[str, ...]) -> str:
             lines.insert(first - 1, f"{indent}pass\n")
     # no telltale gap where a function was cut out
     out = re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n\n", "".join(lines))
-    ast.parse(out)
+    pyast.parse(out)
     return out
