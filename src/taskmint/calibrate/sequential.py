@@ -8,6 +8,9 @@ few attempts to place most tasks. A key stops when the posterior puts `confidenc
 inside one band widened by `margin` on each side (the indifference zone: no finite sample
 resolves a rate sitting on a band edge), or at `cap` attempts: precisely, when the band with
 the most posterior mass holds `confidence` of it once widened by `margin`. That band is its band.
+This is `rule = "threshold"`, the default. With `rule = "optimal"` (and a pooled prior), a key
+stops where `stopping_table` says: the Bayes-optimal rule for the prior over states (attempts,
+solves), for an expected misplacement of at most `target_error` per key on average, not per key.
 The recorded rate and interval are the plain ones (solves / attempts, Wilson), independent of
 the prior.
 
@@ -48,7 +51,10 @@ class SequentialPolicy:
 
     `prior` is "pooled" (empirical Bayes over the keys of the same group, used once a group has
     `pool_min` keys) or "uniform". `smoothing` mixes the pooled prior with a uniform one so no
-    rate is ruled out a priori.
+    rate is ruled out a priori. `rule` picks the stopping rule (module docstring);
+    `target_error` is the expected misplacement per key the "optimal" rule aims at; `label`
+    says which band that rule records: the likeliest, or the one least likely to be more than
+    `margin` off (cheaper, but it calls a never-solved task "frontier").
     """
 
     cap: int = 16
@@ -108,7 +114,7 @@ class Estimate(Generic[K]):
     interval_high: float
     band: str | None  # None when the key stopped on errors before any attempt counted
     confidence: float  # posterior mass of `band` widened by the margin
-    decided: bool  # stopped because the band was clear (not because of the cap)
+    decided: bool  # stopped by the rule before the cap
     infra_errors: int = 0
     error: str | None = None
 
