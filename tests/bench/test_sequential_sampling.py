@@ -89,7 +89,8 @@ def test_sequential_sampling_against_fixed_k16(population: str) -> None:
         f"beyond +-{policy.margin} {fixed_zone:.3f}"
     )
     print(
-        f"  sequential (threshold rule, the default): rollouts {seq_rollouts:6d}  misplaced strict {seq_strict:.3f}  "
+        f"  sequential (threshold rule, the default): rollouts {seq_rollouts:6d}  "
+        f"misplaced strict {seq_strict:.3f}  "
         f"beyond +-{policy.margin} {seq_zone:.3f}  ({decided:.0%} decided before the cap, "
         f"{seconds:.1f}s)"
     )
