@@ -5,7 +5,12 @@ model p = sigmoid(slope * (ability - difficulty)). Two populations: "spread" (ma
 mid-range rates) and "polarized" (most tasks always or never solved, as pass@k studies of real
 agents report). Misplacement is measured against the true band two ways: strict (the assigned
 band is not the true band) and with the indifference zone the stopping rule uses (the true rate
-is more than `margin` outside the assigned band). Run:
+is more than `margin` outside the assigned band).
+
+Besides the two rules, it prints the floor: the Bayes-optimal stopping rule (`stopping_table`)
+for the population's TRUE distribution of solve rates, which no rule that only sees attempts can
+beat on average; its expected rollouts at 5% expected misplacement bound what is achievable.
+Run:
 `.venv/bin/python -m pytest -q -s tests/bench/test_sequential_sampling.py`.
 """
 
@@ -18,7 +23,12 @@ import pytest
 
 from taskmint.calibrate.bands import band_edges, band_of
 from taskmint.calibrate.models import DEFAULT_BANDS
-from taskmint.calibrate.sequential import SequentialPolicy, run_sequential
+from taskmint.calibrate.sequential import (
+    _GRID,
+    SequentialPolicy,
+    run_sequential,
+    stopping_table,
+)
 
 TASKS = 1000
 ABILITIES = np.array([-1.0, 0.0, 0.8, 1.6])
@@ -79,10 +89,25 @@ def test_sequential_sampling_against_fixed_k16(population: str) -> None:
         f"beyond +-{policy.margin} {fixed_zone:.3f}"
     )
     print(
-        f"  sequential : rollouts {seq_rollouts:6d}  misplaced strict {seq_strict:.3f}  "
+        f"  sequential (threshold rule, the default): rollouts {seq_rollouts:6d}  "
+        f"misplaced strict {seq_strict:.3f}  "
         f"beyond +-{policy.margin} {seq_zone:.3f}  ({decided:.0%} decided before the cap, "
         f"{seconds:.1f}s)"
     )
+    other = SequentialPolicy(rule="optimal", target_error=0.05)
+    est = run_sequential(keys, sample, other, group=lambda k: k[1])
+    o_strict, o_zone = _misplacement({k: e.band for k, e in est.items()}, truth, other.margin)
+    o_ratio = sum(e.attempts for e in est.values()) / fixed_rollouts
+    print(
+        f"  optimal rule (target 0.05, prior pooled): ratio {o_ratio:.3f}x  misplaced strict "
+        f"{o_strict:.3f}  beyond +-{other.margin} {o_zone:.3f}"
+    )
+    for label in ("likeliest", "safest"):
+        floor = _floor(truth, label)
+        print(
+            f"  floor, {label} band recorded (optimal rule, true rates known): "
+            f"{floor[0]:.3f}x at expected misplacement beyond +-0.1 of {floor[1]:.3f}"
+        )
     verdict = "MET" if ratio <= 0.35 and seq_zone <= 0.05 else "NOT MET"
     print(f"  ratio {ratio:.3f}x (target <= 0.35x at <= 5% misplacement): {verdict}")
 
@@ -90,6 +115,20 @@ def test_sequential_sampling_against_fixed_k16(population: str) -> None:
     assert seq_rollouts < 0.6 * fixed_rollouts
     if population == "polarized":
         assert ratio <= 0.35
+
+
+def _floor(truth: np.ndarray, label: str) -> tuple[float, float]:
+    """Rollouts (as a fraction of k=16) and misplacement of the optimal rule per model, when
+    the prior is the histogram of the true rates, at 5% expected misplacement."""
+    ratios, errors = [], []
+    for m in range(truth.shape[1]):
+        cell = np.clip(np.searchsorted(_GRID, truth[:, m]), 0, len(_GRID) - 1)
+        prior = np.bincount(cell, minlength=len(_GRID)) / truth.shape[0]
+        policy = SequentialPolicy(target_error=0.05, label=label)  # type: ignore[arg-type]
+        table = stopping_table(prior, policy)
+        ratios.append(table.expected_attempts / K_FIXED)
+        errors.append(table.expected_error)
+    return float(np.mean(ratios)), float(np.mean(errors))
 
 
 def _idx(band: str) -> int:

@@ -14,6 +14,8 @@ confidence = 0.95        # posterior mass that must fall inside one band (widene
 margin = 0.1             # indifference zone around band edges
 hint_levels = [0]        # 0 = no hint; k = hints[:k] given to the model
 retire_at = 0.9
+rule = "threshold"       # or "optimal": Bayes-optimal stopping for an expected misplacement
+target_error = 0.05      # ... of at most this much per key (rule = "optimal" only)
 
 [calibration.bands]      # band -> lowest solve rate in it; the band with 0.0 is the floor
 easy = 0.8
@@ -165,6 +167,8 @@ class CalibrationConfig:
     margin: float = 0.1
     hint_levels: tuple[int, ...] = (0,)
     retire_at: float = 0.9
+    rule: str = "threshold"  # or "optimal": see calibrate.sequential
+    target_error: float = 0.05  # expected misplacement per key the "optimal" rule aims at
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.models]
@@ -188,6 +192,10 @@ class CalibrationConfig:
             raise ManifestError("hint_levels must be non-negative integers, e.g. [0, 1, 2]")
         if not 0.0 < self.retire_at <= 1.0:
             raise ManifestError("retire_at must be in (0, 1]")
+        if self.rule not in ("threshold", "optimal"):
+            raise ManifestError("rule must be 'threshold' or 'optimal'")
+        if not 0.0 < self.target_error < 0.5:
+            raise ManifestError("target_error must be in (0, 0.5), e.g. 0.05")
 
     def model(self, name: str) -> ModelConfig:
         """The model called `name`."""

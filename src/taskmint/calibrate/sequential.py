@@ -8,6 +8,9 @@ few attempts to place most tasks. A key stops when the posterior puts `confidenc
 inside one band widened by `margin` on each side (the indifference zone: no finite sample
 resolves a rate sitting on a band edge), or at `cap` attempts: precisely, when the band with
 the most posterior mass holds `confidence` of it once widened by `margin`. That band is its band.
+This is `rule = "threshold"`, the default. With `rule = "optimal"` (and a pooled prior), a key
+stops where `stopping_table` says: the Bayes-optimal rule for the prior over states (attempts,
+solves), for an expected misplacement of at most `target_error` per key on average, not per key.
 The recorded rate and interval are the plain ones (solves / attempts, Wilson), independent of
 the prior.
 
@@ -31,9 +34,11 @@ from taskmint.errors import ManifestError
 __all__ = [
     "Estimate",
     "SequentialPolicy",
+    "StoppingTable",
     "band_posterior",
     "fit_prior",
     "run_sequential",
+    "stopping_table",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -46,7 +51,10 @@ class SequentialPolicy:
 
     `prior` is "pooled" (empirical Bayes over the keys of the same group, used once a group has
     `pool_min` keys) or "uniform". `smoothing` mixes the pooled prior with a uniform one so no
-    rate is ruled out a priori.
+    rate is ruled out a priori. `rule` picks the stopping rule (module docstring);
+    `target_error` is the expected misplacement per key the "optimal" rule aims at; `label`
+    says which band that rule records: the likeliest, or the one least likely to be more than
+    `margin` off (cheaper, but it calls a never-solved task "frontier").
     """
 
     cap: int = 16
@@ -58,6 +66,9 @@ class SequentialPolicy:
     pool_min: int = 30
     max_infra_errors: int = 3
     bands: tuple[tuple[str, float], ...] = DEFAULT_BANDS
+    rule: Literal["threshold", "optimal"] = "threshold"
+    target_error: float = 0.05
+    label: Literal["likeliest", "safest"] = "likeliest"
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_attempts <= self.cap:
@@ -68,6 +79,12 @@ class SequentialPolicy:
             raise ManifestError("smoothing must be in [0, 1]")
         if self.prior not in ("pooled", "uniform"):
             raise ManifestError("prior must be 'pooled' or 'uniform'")
+        if self.rule not in ("optimal", "threshold"):
+            raise ManifestError("rule must be 'optimal' or 'threshold'")
+        if not 0.0 < self.target_error < 0.5:
+            raise ManifestError("target_error must be in (0, 0.5), e.g. 0.05")
+        if self.label not in ("likeliest", "safest"):
+            raise ManifestError("label must be 'likeliest' or 'safest'")
 
     @classmethod
     def from_config(cls, config: CalibrationConfig, **overrides: object) -> SequentialPolicy:
@@ -78,6 +95,8 @@ class SequentialPolicy:
             "confidence": config.confidence,
             "margin": config.margin,
             "bands": config.bands,
+            "rule": config.rule,
+            "target_error": config.target_error,
         }
         base.update(overrides)
         return cls(**base)  # type: ignore[arg-type]
@@ -95,7 +114,7 @@ class Estimate(Generic[K]):
     interval_high: float
     band: str | None  # None when the key stopped on errors before any attempt counted
     confidence: float  # posterior mass of `band` widened by the margin
-    decided: bool  # stopped because the band was clear (not because of the cap)
+    decided: bool  # stopped by the rule before the cap
     infra_errors: int = 0
     error: str | None = None
 
@@ -144,6 +163,115 @@ def band_posterior(
         names.append(name)
         cols.append(post[:, inside].sum(axis=1))
     return names, np.stack(cols, axis=1)
+
+
+@dataclass(frozen=True, slots=True)
+class StoppingTable:
+    """The optimal rule for one prior, as a table over (attempts n, solves s), s <= n <= cap.
+
+    `stop[n, s]`: stop there; `band[n, s]`: index of the band recorded there (lowest band
+    first); `confidence[n, s]`: posterior mass of that band widened by the margin (1 minus the
+    chance the key is misplaced); `expected_error` / `expected_attempts`: what the rule costs
+    and achieves per key if the prior is the truth; `cost`: the price of one attempt, in
+    misplacements, that the rule was solved for.
+    """
+
+    stop: np.ndarray
+    band: np.ndarray
+    confidence: np.ndarray
+    expected_error: float
+    expected_attempts: float
+    cost: float
+
+
+def _inside(low: float, high: float, margin: float) -> np.ndarray:
+    """Grid points in [low - margin, high + margin) (the top band includes 1.0)."""
+    grid = _GRID
+    top = high + margin if high < 1.0 else 2.0
+    return np.asarray((grid >= low - margin) & (grid < top))
+
+
+def _state_posteriors(prior: np.ndarray, policy: SequentialPolicy) -> tuple[np.ndarray, ...]:
+    """Per state (n, s): band recorded, its widened mass, and the posterior mean rate."""
+    cap = policy.cap
+    n_idx, s_idx = np.tril_indices(cap + 1)
+    log = s_idx[:, None] * np.log(_GRID)[None, :] + (n_idx - s_idx)[:, None] * np.log1p(-_GRID)
+    log -= log.max(axis=1, keepdims=True)
+    post = np.exp(log) * prior[None, :]
+    post /= post.sum(axis=1, keepdims=True)
+    edges = band_edges(policy.bands)
+    strict = np.stack([post[:, _inside(lo, hi, 0.0)].sum(1) for _, lo, hi in edges], 1)
+    wide = np.stack([post[:, _inside(lo, hi, policy.margin)].sum(1) for _, lo, hi in edges], 1)
+    # the likeliest band, or the one least likely to be more than the margin off
+    choice = (strict if policy.label == "likeliest" else wide).argmax(axis=1)
+    shape = (cap + 1, cap + 1)
+    band, conf, mean = np.zeros(shape, dtype=int), np.zeros(shape), np.zeros(shape)
+    band[n_idx, s_idx] = choice
+    conf[n_idx, s_idx] = wide[np.arange(len(choice)), choice]
+    mean[n_idx, s_idx] = post @ _GRID
+    return band, conf, mean
+
+
+def _solve(err: np.ndarray, mean: np.ndarray, cost: float, policy: SequentialPolicy) -> np.ndarray:
+    """Backward induction: stop where the chance of misplacement is no more than the expected
+    misplacement plus `cost` per further attempt of the best continuation."""
+    cap = policy.cap
+    value = err[cap].copy()
+    stop = np.zeros((cap + 1, cap + 1), dtype=bool)
+    stop[cap] = True
+    for n in range(cap - 1, -1, -1):
+        s = np.arange(n + 1)
+        go_on = cost + mean[n, s] * value[s + 1] + (1.0 - mean[n, s]) * value[s]
+        here = err[n, s]
+        stop[n, s] = (here <= go_on) & (n >= policy.min_attempts)
+        value = np.where(stop[n, s], here, go_on)
+    return stop
+
+
+def _forward(err: np.ndarray, mean: np.ndarray, stop: np.ndarray) -> tuple[float, float]:
+    """Expected misplacement and attempts per key of the rule `stop` under the prior."""
+    cap = stop.shape[0] - 1
+    reach = np.zeros(cap + 1)
+    reach[0] = 1.0
+    error = attempts = 0.0
+    for n in range(cap + 1):
+        s = np.arange(n + 1)
+        here = reach[: n + 1] * stop[n, s]
+        error += float(here @ err[n, s])
+        attempts += float(here.sum()) * n
+        if n == cap:
+            break
+        flow = reach[: n + 1] * ~stop[n, s]
+        nxt = np.zeros(cap + 1)
+        nxt[: n + 1] += flow * (1.0 - mean[n, s])
+        nxt[1 : n + 2] += flow * mean[n, s]
+        reach = nxt
+    return error, attempts
+
+
+def stopping_table(prior: np.ndarray, policy: SequentialPolicy) -> StoppingTable:
+    """The Bayes-optimal stopping rule for keys whose solve rates follow `prior`.
+
+    Minimizes expected attempts subject to expected misplacement (true rate more than
+    `policy.margin` outside the recorded band) of at most `policy.target_error` per key:
+    the Lagrangian form (misplacement + cost x attempts) is solved exactly by backward
+    induction over (n, s), and the cost is bisected until the expected misplacement meets the
+    target. When even sampling every key to the cap misses the target, every key samples to
+    the cap unless it is already as sure as it would be there.
+    """
+    band, conf, mean = _state_posteriors(prior, policy)
+    err = 1.0 - conf
+    low, high = 1e-7, 1.0
+    for _ in range(40):
+        mid = float(np.sqrt(low * high))
+        error, _ = _forward(err, mean, _solve(err, mean, mid, policy))
+        if error > policy.target_error:
+            high = mid
+        else:
+            low = mid
+    stop = _solve(err, mean, low, policy)
+    error, attempts = _forward(err, mean, stop)
+    return StoppingTable(stop, band, conf, error, attempts, low)
 
 
 Sampler = Callable[[list[K]], list[bool | None]]
@@ -231,10 +359,24 @@ def _decide_group(
 ) -> None:
     """Band and stop the keys of one group that were sampled this round (earlier stops keep
     the band they stopped with)."""
-    if policy.prior == "pooled" and len(idx) >= policy.pool_min:
+    pooled = policy.prior == "pooled" and len(idx) >= policy.pool_min
+    if pooled:
         prior = fit_prior(solves[idx], attempts[idx], smoothing=policy.smoothing)
     else:
         prior = np.full(len(_GRID), 1.0 / len(_GRID))
+    if policy.rule == "optimal" and pooled:
+        table = stopping_table(prior, policy)
+        names = [name for name, _, _ in band_edges(policy.bands)]
+        for i in idx:
+            n, s = int(attempts[i]), int(solves[i])
+            if n == 0 or int(i) not in active or done[i]:
+                continue
+            band[i], conf[i] = names[int(table.band[n, s])], float(table.confidence[n, s])
+            if n >= policy.cap:
+                done[i] = True
+            elif table.stop[n, s]:
+                done[i] = decided[i] = True
+        return
     names, wide = band_posterior(solves[idx], attempts[idx], prior, policy.bands, policy.margin)
     _, strict = band_posterior(solves[idx], attempts[idx], prior, policy.bands, 0.0)
     for j, i in enumerate(idx):
