@@ -25,6 +25,7 @@ from taskmint.sandbox.images import build_base_image, build_environment_image, d
 from taskmint.verify import verify
 
 ROUNDS = 7
+POOL = 2  # warm containers: one serves while the other is reset and its interpreter preloads
 LIMITS = Limits(wall_seconds=120)
 
 
@@ -89,7 +90,7 @@ def test_verify_latency_local_vs_docker(tiny_tasks, tiny_seed, tiny_env):
     with DockerSandbox(options=DockerOptions(base_image=base, warm=0)) as cold:
         rows["docker cold"] = latency(cold, task, tiny_seed, tiny_env)
     for name, bind in (("docker warm", False), ("warm + bind", True)):
-        options = DockerOptions(base_image=base, warm=1, bind_environment=bind)
+        options = DockerOptions(base_image=base, warm=POOL, bind_environment=bind)
         with DockerSandbox(options=options) as warm:
             verify(task, "", seed=tiny_seed, env=tiny_env, sandbox=warm, limits=LIMITS)  # start
             rows[name] = latency(warm, task, tiny_seed, tiny_env)
