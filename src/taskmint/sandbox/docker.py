@@ -75,6 +75,7 @@ _uid_counter = itertools.count()
 _PID_HEADROOM = 16  # pids beyond the command's own limit, for the keeper and the clean-up exec
 _COLLECT_SECONDS = 60  # killing, copying the report out, wiping: far less in practice
 _READY = b"taskmint-standby-ready\n"  # forkserver.READY
+_COLLECTED = b"taskmint-collected\n"  # the last line of _COLLECT, on stderr
 
 # Unpack the inputs, enter the working folder, then become the command.
 _START = 'tar -x -f - -C / || exit 125; cd "$0" || exit 125; exec "$@" </dev/null'
@@ -90,6 +91,7 @@ while :; do
   [ -z "$left" ] && break
 done
 tar -c -f - -C /run/taskmint . || exit 3
+echo taskmint-collected >&2
 """
 # Make every writable place pristine again.
 _WIPE = """
@@ -543,8 +545,8 @@ class DockerSandbox(Sandbox):
         deadline = start + limits.wall_seconds
         while True:
             # The output ends when the command does (unless a grandchild holds it open): wake
-            # at once then, else look every second (each look is a round trip to the daemon).
-            reader.join(timeout=max(min(1.0, deadline - time.monotonic()), 0))
+            # at once then, else look every 50 ms.
+            reader.join(timeout=max(min(0.05, deadline - time.monotonic()), 0))
             state = self.api.exec_inspect(eid)
             if not state.get("Running"):
                 return state.get("ExitCode"), False, time.monotonic() - start, reader
@@ -559,7 +561,7 @@ class DockerSandbox(Sandbox):
     def _collect(self, box: _Box) -> tuple[bytes | None, bool]:
         """Kill what is left of the command and stream the report folder out."""
         try:
-            eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
+            _eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
         except SandboxError:
             return None, False
         reader = _FrameReader(sock, 1 << 62, keep_stdout_only=True)
@@ -567,8 +569,9 @@ class DockerSandbox(Sandbox):
         reader.join(timeout=_COLLECT_SECONDS)
         if reader.is_alive():
             return None, False  # the caller removes the container, which ends the stream
-        code = self.api.exec_inspect(eid).get("ExitCode")
-        if code != 0:  # 3: tar failed; anything else: the clean-up did not finish
+        # The script's last word (no round trip to ask for its exit code): nothing of the
+        # command is alive by then to write to this stream.
+        if not reader.err.endswith(_COLLECTED):  # tar failed, or the clean-up did not finish
             return None, False
         return bytes(reader.output.head), True
 
@@ -742,12 +745,14 @@ class _FrameReader(threading.Thread):
         super().__init__(daemon=True)
         self.sock = sock
         self.stdout_only = keep_stdout_only
+        self.err = b""  # with `keep_stdout_only`: the end of stderr
         self.output = CappedOutput(cap)
 
     def run(self) -> None:
         try:
             for stream, chunk in _frames(self.sock):
                 if self.stdout_only and stream != 1:
+                    self.err = (self.err + chunk)[-256:]
                     continue
                 self.output.add(chunk)
         except (OSError, ValueError):
