@@ -165,6 +165,7 @@ class _Box:
     prep: threading.Thread | None = None
     ready: bool = True
     standby: _Standby | None = None
+    collector: str | None = None  # an exec of _COLLECT, created but not started
 
 
 class DockerSandbox(Sandbox):
@@ -474,21 +475,29 @@ class DockerSandbox(Sandbox):
     def _warm(self) -> bool:
         return self.options.warm > 0
 
-    def _exec(self, box: _Box, cmd: list[str], *, stdin: bool) -> tuple[str, Any]:
+    def _exec(
+        self, box: _Box, cmd: list[str], *, stdin: bool, eid: str | None = None
+    ) -> tuple[str, Any]:
+        """Start `cmd` in the container as its uid (`eid`: an exec of it created already)."""
         try:
-            eid = self.api.exec_create(
-                box.cid,
-                cmd,
-                stdin=stdin,
-                stdout=True,
-                stderr=True,
-                tty=False,
-                user=f"{box.uid}:{box.uid}",
-            )["Id"]
+            if eid is None:
+                eid = self._exec_create(box, cmd, stdin=stdin)
             sock = self.api.exec_start(eid, socket=True)
         except Exception as exc:
             raise SandboxError(f"could not exec in container {box.cid[:12]}: {exc}") from exc
         return eid, sock
+
+    def _exec_create(self, box: _Box, cmd: list[str], *, stdin: bool) -> str:
+        created = self.api.exec_create(
+            box.cid,
+            cmd,
+            stdin=stdin,
+            stdout=True,
+            stderr=True,
+            tty=False,
+            user=f"{box.uid}:{box.uid}",
+        )
+        return str(created["Id"])
 
     def _run_in(
         self, box: _Box, spec: RunSpec, inputs: bytes
@@ -561,7 +570,8 @@ class DockerSandbox(Sandbox):
     def _collect(self, box: _Box) -> tuple[bytes | None, bool]:
         """Kill what is left of the command and stream the report folder out."""
         try:
-            _eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
+            ready, box.collector = box.collector, None
+            _eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False, eid=ready)
         except SandboxError:
             return None, False
         reader = _FrameReader(sock, 1 << 62, keep_stdout_only=True)
@@ -619,6 +629,8 @@ class DockerSandbox(Sandbox):
             if got != _READY:
                 raise OSError(f"unexpected output from the standby: {got[:200]!r}")
             box.standby = _Standby(python=spec.argv[0], env=spec.env, eid=eid, sock=sock)
+            # The clean-up exec of the next use, created now: one round trip less then.
+            box.collector = self._exec_create(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
             box.ready = True
         except Exception:
             box.ready = False
