@@ -3,7 +3,8 @@
 Raw test time: the same graded test ids run by pytest directly on the host, in a workspace
 built the same way, with no sandbox at all. Each backend then runs `verify` with the gold patch
 (reward 1) several times; the median latency over the median raw time is the ratio. Target:
-docker warm at most 1.5x.
+docker warm at most 1.5x. "docker warm" is a pool of POOL containers whose runs go to a
+preloaded standby interpreter (see docs/docker.md).
 Run: `.venv/bin/python -m pytest -q -s tests/bench/test_verify_latency.py`.
 """
 

@@ -16,9 +16,13 @@ open files.
 One run is two `exec`s. The first streams a tar of the workspace and the report folder's inputs
 on stdin, unpacks it and `exec`s the command; the wall clock is enforced from here (the SDK's
 exec has none): on expiry the whole container is killed. The second kills every process of the
-command's uid, streams the report folder out as a tar (so nothing the command left running can
-write to it afterwards) and, for a warm container, wipes every writable place so the next use
-starts pristine; a container whose reset fails, or that timed out, is removed, never reused.
+command's uid and streams the report folder out as a tar (so nothing the command left running
+can write to it afterwards). A warm container then goes back to the pool and is wiped in the
+background (every writable place) so the next use starts pristine; for `python -I -B` runs the
+same background `exec` then starts the next run's interpreter, preloaded, as the run's uid (a
+standby: `forkserver.serve_once`), which receives the next run's request and inputs on stdin
+and becomes that one run. A container whose reset fails, or that timed out, is removed, never
+reused.
 Containers are removed on every path: after each cold run, by `close()` (and at exit), on
 errors and interrupts; those left by a killed process are swept by the next `DockerSandbox` and
 end on their own when their keeper's lifetime runs out (they are started with auto-remove).
