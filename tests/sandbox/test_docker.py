@@ -271,7 +271,13 @@ print("ws", sorted(os.listdir("/workspace")))
     assert "caps 0000000000000000 0000000000000000 1" in out, out
     assert "nofile (77, 77)" in out, out
     assert "left []" in out and "procs []" in out and "ws ['mine']" in out, out
-    assert len(containers(warm)) <= 2
+    stuck = dataclasses.replace(
+        spec("three", "while True: pass"), limits=Limits(wall_seconds=3, open_files=77)
+    )
+    start = time.monotonic()
+    assert warm.run(stuck).timed_out
+    assert time.monotonic() - start < 15
+    assert uid not in str(warm.run(spec("four", "import os; print(os.getuid())")).output)
 
 
 def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):
