@@ -368,6 +368,9 @@ class DockerSandbox(Sandbox):
             self._idle.clear()
         for box in boxes:
             self._discard(box)
+        for box in boxes:  # their background resets end with their containers
+            if box.prep is not None and box.prep is not threading.current_thread():
+                box.prep.join(timeout=10)
         atexit.unregister(self.close)
 
     # --- images and mounts --------------------------------------------------------------
