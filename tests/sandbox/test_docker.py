@@ -7,6 +7,7 @@ through scripts/build-base-image.sh), the tiny seed's environment image once per
 from __future__ import annotations
 
 import _thread
+import dataclasses
 import os
 import socket
 import sys
@@ -231,6 +232,52 @@ print("procs", [p for p in procs if open(f"/proc/{p}/cmdline").read() == "/bin/s
     assert "left []" in second.output, second.output
     assert "procs []" in second.output, second.output
     assert containers(warm) == [cid]
+
+
+def test_warm_standby_runs_with_the_isolation_of_a_cold_run(warm, tiny_env, tmp_path):
+    """`python -I -B` runs on a warm container go to an interpreter preloaded after the reset
+    (pytest already imported): same uid, no capabilities, the run's rlimits, nothing left."""
+
+    def spec(name: str, code: str) -> RunSpec:
+        base = py_spec(tiny_env, tmp_path / name, code, open_files=77)
+        return dataclasses.replace(base, argv=(base.argv[0], "-I", "-B", "-c", code))
+
+    dirty = """
+import os, subprocess
+open("/workspace/left", "w").write("x"); open("/tmp/left", "w").write("x")
+subprocess.Popen(["/bin/sleep", "300"], start_new_session=True)
+print("dirty", os.getuid())
+"""
+    probe = """
+import os, resource, sys
+status = dict(l.split(":", 1) for l in open("/proc/self/status"))
+print("preloaded", "_pytest.main" in sys.modules, "uid", os.getuid())
+print("caps", status["CapEff"].strip(), status["CapBnd"].strip(), status["NoNewPrivs"].strip())
+print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE))
+print("left", [p for p in ("/workspace/left", "/tmp/left") if os.path.exists(p)])
+print("procs", [p for p in os.listdir("/proc") if p.isdigit()
+                and open(f"/proc/{p}/cmdline").read() == "/bin/sleep\\x00300\\x00"])
+print("ws", sorted(os.listdir("/workspace")))
+"""
+    first = warm.run(spec("one", dirty))
+    uid = first.output.split("dirty")[1].split()[0]
+    assert int(uid) > 0, first.output
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "mine").write_text("2")
+    second = warm.run(spec("two", probe))
+    out = second.output
+    assert second.exit_code == 0, out
+    assert f"preloaded True uid {uid}" in out, out  # served by the standby
+    assert "caps 0000000000000000 0000000000000000 1" in out, out
+    assert "nofile (77, 77)" in out, out
+    assert "left []" in out and "procs []" in out and "ws ['mine']" in out, out
+    stuck = dataclasses.replace(
+        spec("three", "while True: pass"), limits=Limits(wall_seconds=3, open_files=77)
+    )
+    start = time.monotonic()
+    assert warm.run(stuck).timed_out
+    assert time.monotonic() - start < 15
+    assert uid not in str(warm.run(spec("four", "import os; print(os.getuid())")).output)
 
 
 def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):

@@ -16,9 +16,13 @@ open files.
 One run is two `exec`s. The first streams a tar of the workspace and the report folder's inputs
 on stdin, unpacks it and `exec`s the command; the wall clock is enforced from here (the SDK's
 exec has none): on expiry the whole container is killed. The second kills every process of the
-command's uid, streams the report folder out as a tar (so nothing the command left running can
-write to it afterwards) and, for a warm container, wipes every writable place so the next use
-starts pristine; a container whose reset fails, or that timed out, is removed, never reused.
+command's uid and streams the report folder out as a tar (so nothing the command left running
+can write to it afterwards). A warm container then goes back to the pool and is wiped in the
+background (every writable place) so the next use starts pristine; for `python -I -B` runs the
+same background `exec` then starts the next run's interpreter, preloaded, as the run's uid (a
+standby: `forkserver.serve_once`), which receives the next run's request and inputs on stdin
+and becomes that one run. A container whose reset fails, or that timed out, is removed, never
+reused.
 Containers are removed on every path: after each cold run, by `close()` (and at exit), on
 errors and interrupts; those left by a killed process are swept by the next `DockerSandbox` and
 end on their own when their keeper's lifetime runs out (they are started with auto-remove).
@@ -31,12 +35,15 @@ import collections
 import contextlib
 import io
 import itertools
+import json
 import os
 import socket
+import struct
 import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +67,7 @@ from taskmint.sandbox.images import (
     docker_client,
     image_exists,
 )
+from taskmint.sandbox.warm import WarmPool
 
 __all__ = ["DockerOptions", "DockerSandbox"]
 
@@ -70,6 +78,8 @@ _UID_SPAN = 50_000
 _uid_counter = itertools.count()
 _PID_HEADROOM = 16  # pids beyond the command's own limit, for the keeper and the clean-up exec
 _COLLECT_SECONDS = 60  # killing, copying the report out, wiping: far less in practice
+_READY = b"taskmint-standby-ready\n"  # forkserver.READY
+_COLLECTED = b"taskmint-collected\n"  # the last line of _COLLECT, on stderr
 
 # Unpack the inputs, enter the working folder, then become the command.
 _START = 'tar -x -f - -C / || exit 125; cd "$0" || exit 125; exec "$@" </dev/null'
@@ -85,6 +95,7 @@ while :; do
   [ -z "$left" ] && break
 done
 tar -c -f - -C /run/taskmint . || exit 3
+echo taskmint-collected >&2
 """
 # Make every writable place pristine again.
 _WIPE = """
@@ -138,11 +149,27 @@ class _Key:
 
 
 @dataclass(slots=True)
+class _Standby:
+    """A preloaded interpreter waiting in a warm container for its one run (see `_prep`)."""
+
+    python: str
+    env: tuple[tuple[str, str], ...]
+    eid: str
+    sock: Any
+
+
+@dataclass(slots=True)
 class _Box:
     cid: str
     uid: int
     key: _Key
     born: float
+    # Set while the container is being made pristine (and a standby started) in the
+    # background after a use; `_checkout` waits for it and drops the container if it failed.
+    prep: threading.Thread | None = None
+    ready: bool = True
+    standby: _Standby | None = None
+    collector: str | None = None  # an exec of _COLLECT, created but not started
 
 
 class DockerSandbox(Sandbox):
@@ -169,6 +196,7 @@ class DockerSandbox(Sandbox):
         self._live: dict[str, _Box] = {}
         self._images: dict[tuple[str, str], str] = {}
         self._closed = False
+        self._adding = 0  # pooled containers being started in the background
         self.sweep_stale()
         atexit.register(self.close)
 
@@ -248,6 +276,10 @@ class DockerSandbox(Sandbox):
     def _discard(self, box: _Box) -> None:
         with self._lock:
             self._live.pop(box.cid, None)
+        if box.standby is not None:
+            with contextlib.suppress(Exception):
+                box.standby.sock.close()
+            box.standby = None
         try:
             self.api.remove_container(box.cid, force=True)
         except Exception:
@@ -259,21 +291,61 @@ class DockerSandbox(Sandbox):
         fresh_after = time.monotonic() - (self.options.keeper_seconds - 120)
         stale: list[_Box] = []
         found: _Box | None = None
-        with self._lock:
-            idle = self._idle[key]
-            while idle and found is None:
-                box = idle.pop()
-                if box.born > fresh_after:
-                    found = box
-                else:
-                    stale.append(box)  # its keeper is about to end
+        while found is None:
+            with self._lock:
+                idle = self._idle[key]
+                # A container that is ready first; else the one whose reset began earliest.
+                done = [b for b in idle if b.prep is None or not b.prep.is_alive()]
+                box = done[-1] if done else (idle[0] if idle else None)
+                if box is not None:
+                    idle.remove(box)
+            if box is None:
+                break
+            if box.prep is not None:
+                box.prep.join(_COLLECT_SECONDS)
+            if (
+                box.born > fresh_after
+                and box.ready
+                and (box.prep is None or not box.prep.is_alive())
+            ):
+                box.prep = None
+                found = box
+            else:
+                stale.append(box)  # its keeper is about to end, or its reset failed
         for box in stale:
             self._discard(box)
         return found if found is not None else self._create(key)
 
-    def _checkin(self, box: _Box) -> None:
+    def _checkin(self, box: _Box, standby: RunSpec | None = None) -> None:
+        """Return a used container to the pool: made pristine in the background (and, for a
+        `standby` spec, a preloaded interpreter started for the next run like it)."""
         with self._lock:
             if not self._closed and len(self._idle[box.key]) < self.options.warm:
+                box.ready = False
+                box.prep = threading.Thread(target=self._prep, args=(box, standby), daemon=True)
+                box.prep.start()
+                self._idle[box.key].append(box)
+                pooled = sum(b.key == box.key for b in self._live.values()) + self._adding
+                if standby is not None and pooled < self.options.warm:
+                    # Fill the pool: the next run need not wait for this container's reset.
+                    self._adding += 1
+                    threading.Thread(target=self._add, args=(standby,), daemon=True).start()
+                return
+        self._discard(box)
+
+    def _add(self, spec: RunSpec) -> None:
+        """Start one more pooled container for runs like `spec`, its standby ready (in the
+        background; a failure only leaves the pool smaller)."""
+        try:
+            box = self._create(self._key(spec))
+        except Exception:
+            return
+        finally:
+            with self._lock:
+                self._adding -= 1
+        self._prep(box, spec)
+        with self._lock:
+            if box.ready and not self._closed and len(self._idle[box.key]) < self.options.warm:
                 self._idle[box.key].append(box)
                 return
         self._discard(box)
@@ -284,7 +356,9 @@ class DockerSandbox(Sandbox):
         with self._lock:
             missing = min(count, self.options.warm) - len(self._idle[key])
         for _ in range(max(missing, 0)):
-            self._checkin(self._create(key))
+            box = self._create(key)
+            with self._lock:
+                self._idle[key].append(box)
 
     def close(self) -> None:
         """Remove every container this sandbox started (idle or, after an interrupt, busy)."""
@@ -294,6 +368,9 @@ class DockerSandbox(Sandbox):
             self._idle.clear()
         for box in boxes:
             self._discard(box)
+        for box in boxes:  # their background resets end with their containers
+            if box.prep is not None and box.prep is not threading.current_thread():
+                box.prep.join(timeout=10)
         atexit.unregister(self.close)
 
     # --- images and mounts --------------------------------------------------------------
@@ -367,10 +444,21 @@ class DockerSandbox(Sandbox):
         key = self._key(spec)
         inputs = _pack_inputs(spec)
         box = self._checkout(key)
+        standby, box.standby = box.standby, None
+        warmable = self._warm and WarmPool.eligible(spec) and _runner_dir(spec) is not None
+        if standby is not None and not (
+            warmable and (standby.python, standby.env) == (spec.argv[0], spec.env)
+        ):
+            with contextlib.suppress(Exception):
+                standby.sock.close()  # it exits at the end of its input
+            standby = None
         keep = False
         try:
-            exit_code, timed_out, wall, reader = self._run_in(box, spec, inputs)
-            report, clean = (None, False) if timed_out else self._collect(box, wipe=self._warm)
+            if standby is not None:
+                exit_code, timed_out, wall, reader = self._run_standby(box, spec, inputs, standby)
+            else:
+                exit_code, timed_out, wall, reader = self._run_in(box, spec, inputs)
+            report, clean = (None, False) if timed_out else self._collect(box)
             # Everything of the command is dead now (or the container is), so the output ends.
             reader.join(timeout=5)
             if spec.report_dir is not None and report is not None:
@@ -386,7 +474,7 @@ class DockerSandbox(Sandbox):
             )
         finally:
             if keep:
-                self._checkin(box)
+                self._checkin(box, spec if warmable else None)
             else:
                 self._discard(box)
 
@@ -394,21 +482,29 @@ class DockerSandbox(Sandbox):
     def _warm(self) -> bool:
         return self.options.warm > 0
 
-    def _exec(self, box: _Box, cmd: list[str], *, stdin: bool) -> tuple[str, Any]:
+    def _exec(
+        self, box: _Box, cmd: list[str], *, stdin: bool, eid: str | None = None
+    ) -> tuple[str, Any]:
+        """Start `cmd` in the container as its uid (`eid`: an exec of it created already)."""
         try:
-            eid = self.api.exec_create(
-                box.cid,
-                cmd,
-                stdin=stdin,
-                stdout=True,
-                stderr=True,
-                tty=False,
-                user=f"{box.uid}:{box.uid}",
-            )["Id"]
+            if eid is None:
+                eid = self._exec_create(box, cmd, stdin=stdin)
             sock = self.api.exec_start(eid, socket=True)
         except Exception as exc:
             raise SandboxError(f"could not exec in container {box.cid[:12]}: {exc}") from exc
         return eid, sock
+
+    def _exec_create(self, box: _Box, cmd: list[str], *, stdin: bool) -> str:
+        created = self.api.exec_create(
+            box.cid,
+            cmd,
+            stdin=stdin,
+            stdout=True,
+            stderr=True,
+            tty=False,
+            user=f"{box.uid}:{box.uid}",
+        )
+        return str(created["Id"])
 
     def _run_in(
         self, box: _Box, spec: RunSpec, inputs: bytes
@@ -428,6 +524,34 @@ class DockerSandbox(Sandbox):
         ]
         start = time.monotonic()
         eid, sock = self._exec(box, cmd, stdin=True)
+        return self._feed_and_wait(box, spec, eid, sock, inputs, start)
+
+    def _run_standby(
+        self, box: _Box, spec: RunSpec, inputs: bytes, standby: _Standby
+    ) -> tuple[int | None, bool, float, _FrameReader]:
+        """Hand the run to the container's preloaded interpreter: its request, then its inputs."""
+        limits = spec.limits
+        request = json.dumps(
+            {
+                "argv": list(spec.argv),
+                "env": [list(kv) for kv in spec.env],
+                "cwd": spec.cwd,
+                "limits": {
+                    "cpu_seconds": limits.cpu_seconds,
+                    "memory_bytes": limits.memory_bytes,
+                    "processes": limits.processes,
+                    "file_bytes": limits.file_bytes,
+                    "open_files": limits.open_files,
+                },
+            }
+        ).encode()
+        payload = b"%010d" % len(request) + request + inputs
+        return self._feed_and_wait(box, spec, standby.eid, standby.sock, payload, time.monotonic())
+
+    def _feed_and_wait(
+        self, box: _Box, spec: RunSpec, eid: str, sock: Any, inputs: bytes, start: float
+    ) -> tuple[int | None, bool, float, _FrameReader]:
+        limits = spec.limits
         reader = _FrameReader(sock, limits.output_bytes)
         reader.start()
         raw = _raw_socket(sock)
@@ -450,10 +574,11 @@ class DockerSandbox(Sandbox):
             self.api.kill(box.cid)
         return None, True, wall, reader
 
-    def _collect(self, box: _Box, *, wipe: bool) -> tuple[bytes | None, bool]:
-        script = _COLLECT + (_WIPE if wipe else "")
+    def _collect(self, box: _Box) -> tuple[bytes | None, bool]:
+        """Kill what is left of the command and stream the report folder out."""
         try:
-            eid, sock = self._exec(box, ["/bin/sh", "-c", script], stdin=False)
+            ready, box.collector = box.collector, None
+            _eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False, eid=ready)
         except SandboxError:
             return None, False
         reader = _FrameReader(sock, 1 << 62, keep_stdout_only=True)
@@ -461,10 +586,66 @@ class DockerSandbox(Sandbox):
         reader.join(timeout=_COLLECT_SECONDS)
         if reader.is_alive():
             return None, False  # the caller removes the container, which ends the stream
-        code = self.api.exec_inspect(eid).get("ExitCode")
-        if code not in (0, 4):  # 3: tar failed; anything else: the clean-up did not finish
+        # The script's last word (no round trip to ask for its exit code): nothing of the
+        # command is alive by then to write to this stream.
+        if not reader.err.endswith(_COLLECTED):  # tar failed, or the clean-up did not finish
             return None, False
-        return bytes(reader.output.head), code == 0
+        return bytes(reader.output.head), True
+
+    def _prep(self, box: _Box, spec: RunSpec | None) -> None:
+        """In the background after a use: wipe every writable place; for a `spec`, start in the
+        same exec a preloaded interpreter (the run's uid, environment and interpreter, no
+        privilege: `forkserver.serve_once`) and wait until it says it is ready. `box.ready`
+        says whether all of it worked; if not, the container is never used again."""
+        try:
+            if spec is None:
+                eid, sock = self._exec(box, ["/bin/sh", "-c", _WIPE], stdin=False)
+                reader = _FrameReader(sock, 1 << 16)
+                reader.start()
+                reader.join(timeout=_COLLECT_SECONDS)
+                box.ready = (
+                    not reader.is_alive() and self.api.exec_inspect(eid).get("ExitCode") == 0
+                )
+                return
+            runner = _runner_dir(spec)
+            cmd = [
+                "/bin/sh",
+                "-c",
+                "(\n" + _WIPE + '\n) >/dev/null 2>&1 </dev/null || exit 4\nexec "$@"',
+                "prep",
+                "/usr/bin/env",
+                "-i",
+                *(f"{k}={v}" for k, v in spec.env),
+                spec.argv[0],
+                *spec.argv[1:3],
+                f"{runner}/forkserver.py",
+                json.dumps({"preload": "auto", "once": True}),
+            ]
+            eid, sock = self._exec(box, cmd, stdin=True)
+            raw = _raw_socket(sock)
+            raw.settimeout(_COLLECT_SECONDS)
+            got = b""
+            frames = _frames(sock)
+            while not got.endswith(_READY):
+                frame = next(frames, None)
+                if frame is None:
+                    raise OSError("the standby ended before it was ready")
+                if frame[0] == 1:
+                    got += frame[1]
+            raw.settimeout(None)
+            if got != _READY:
+                raise OSError(f"unexpected output from the standby: {got[:200]!r}")
+            box.standby = _Standby(python=spec.argv[0], env=spec.env, eid=eid, sock=sock)
+            # The clean-up exec of the next use, created now: one round trip less then.
+            box.collector = self._exec_create(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
+            box.ready = True
+        except Exception:
+            box.ready = False
+
+
+def _runner_dir(spec: RunSpec) -> str | None:
+    """Where taskmint's runner files (`forkserver.py`) are mounted in this run, if they are."""
+    return next((m.target for m in spec.mounts if m.source.endswith("inside")), None)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -545,6 +726,36 @@ def _raw_socket(sock: Any) -> socket.socket:
     return raw
 
 
+def _frames(sock: Any) -> Iterator[tuple[int, bytes]]:
+    """The (stream, bytes) frames of an exec's multiplexed output, read through the buffered
+    reader that the daemon's HTTP answer came through: output that arrived together with that
+    answer sits in its buffer, and reading the bare socket (as the SDK's `frames_iter` does)
+    would lose it."""
+    response = getattr(sock, "_response", None)
+    fp = getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None)
+    if fp is None or not hasattr(fp, "read1"):
+        fp = sock
+
+    def exactly(size: int) -> bytes | None:
+        buf = bytearray()
+        while len(buf) < size:
+            chunk = fp.read1(size - len(buf)) if hasattr(fp, "read1") else fp.recv(size)
+            if not chunk:
+                return None
+            buf += chunk
+        return bytes(buf)
+
+    while True:
+        header = exactly(8)
+        if header is None:
+            return
+        stream, size = struct.unpack(">BxxxL", header)
+        data = exactly(size) if size else b""
+        if data is None:
+            return
+        yield stream, data
+
+
 class _FrameReader(threading.Thread):
     """Reads the multiplexed stdout/stderr of an exec into a `CappedOutput` (or, with
     `keep_stdout_only`, only stdout)."""
@@ -553,14 +764,14 @@ class _FrameReader(threading.Thread):
         super().__init__(daemon=True)
         self.sock = sock
         self.stdout_only = keep_stdout_only
+        self.err = b""  # with `keep_stdout_only`: the end of stderr
         self.output = CappedOutput(cap)
 
     def run(self) -> None:
-        from docker.utils.socket import frames_iter
-
         try:
-            for stream, chunk in frames_iter(self.sock, tty=False):
+            for stream, chunk in _frames(self.sock):
                 if self.stdout_only and stream != 1:
+                    self.err = (self.err + chunk)[-256:]
                     continue
                 self.output.add(chunk)
         except (OSError, ValueError):

@@ -56,6 +56,7 @@ WORKSPACE = "/workspace"
 REPORT_DIR = "/run/taskmint"
 CHANNEL_ENV = "TASKMINT_CHANNEL"
 CHANNEL_IN, CHANNEL_OUT = 3, 4  # the channel's descriptors in the run
+READY = b"taskmint-standby-ready\n"  # standby mode: preloaded, waiting for its one run
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -389,9 +390,64 @@ def _preload(mode: object) -> None:
         raise RuntimeError("a preloaded package started threads; forking would be unsafe")
 
 
+def _read_exactly(fd: int, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            raise EOFError("the host closed the input early")
+        data += chunk
+    return bytes(data)
+
+
+def serve_once() -> int:
+    """Standby mode (the docker backend's warm containers). This interpreter, started
+    already as the run's own unprivileged uid inside the run's container, preloads, writes
+    `READY` to stdout and then becomes ONE run. Input on stdin: a 10-digit length, a JSON
+    request {"argv", "env", "cwd", "limits"}, then the tar of the run's inputs, unpacked by
+    `tar` into / before any run code starts. Output: the run's own stdout and stderr. The
+    container is the isolation: nothing here is privileged, and the interpreter serves one
+    run, never another."""
+    code = 125
+    try:
+        os.write(1, READY)  # the host reads this before it hands the stream to the run
+        req = json.loads(_read_exactly(0, int(_read_exactly(0, 10))))
+        import subprocess
+
+        if subprocess.run(["tar", "-x", "-f", "-", "-C", "/"], stdin=0).returncode != 0:
+            os._exit(125)
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        limits = dict(req["limits"])
+        # The CPU time of the preload is not the run's: add it to the run's budget.
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        limits["cpu_seconds"] = int(limits["cpu_seconds"]) + int(used.ru_utime + used.ru_stime) + 1
+        _set_limits(limits)
+        os.chdir(str(req["cwd"]))
+        os.environ.clear()
+        os.environ.update(dict(req["env"]))
+        os.umask(0o022)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _forget_shadowed()
+        code = _emulate_python(list(req["argv"])[3:])
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            os.write(2, f"taskmint standby: run setup failed: {exc!r}\n".encode())
+    os._exit(code)
+
+
 def main() -> int:
-    """Preload, say ready, then serve requests until the host closes stdin."""
+    """Preload, say ready, then serve requests until the host closes stdin (or, with
+    "once", become a single run: see `serve_once`)."""
     options = json.loads(sys.argv[1])
+    if options.get("once"):
+        # No fork follows, so threads a preloaded package started do no harm.
+        with contextlib.suppress(RuntimeError):
+            _preload(options.get("preload"))
+        return serve_once()
     _preload(options.get("preload"))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     out = sys.stdout.buffer
