@@ -204,6 +204,20 @@ def _forget_shadowed() -> None:
         del sys.modules[module]
 
 
+def _become_run(req: dict[str, Any], extra_env: dict[str, str]) -> int:
+    """The last steps of every run, once limits and privileges are set: the run's folder,
+    environment, umask and signal dispositions, then `python -I -B ...` itself."""
+    os.chdir(str(req["cwd"]))
+    os.environ.clear()
+    os.environ.update(dict(req["env"]))
+    os.environ.update(extra_env)
+    os.umask(0o022)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _forget_shadowed()
+    return _emulate_python(list(req["argv"])[3:])
+
+
 def _run_code(req: dict[str, Any], out_fd: int, channel: tuple[int, int] | None) -> None:
     """The process that runs the code (a child of the namespace's init). Never returns."""
     try:
@@ -226,16 +240,8 @@ def _run_code(req: dict[str, Any], out_fd: int, channel: tuple[int, int] | None)
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         _set_limits(limits)
         _drop_privileges(int(req["uid"]))
-        os.chdir(str(req["cwd"]))
-        os.environ.clear()
-        os.environ.update(dict(req["env"]))
-        if channel is not None:
-            os.environ[CHANNEL_ENV] = f"{CHANNEL_IN} {CHANNEL_OUT}"
-        os.umask(0o022)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _forget_shadowed()
-        code = _emulate_python(list(req["argv"])[3:])
+        extra = {CHANNEL_ENV: f"{CHANNEL_IN} {CHANNEL_OUT}"} if channel is not None else {}
+        code = _become_run(req, extra)
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             os.write(2, f"taskmint fork server: run setup failed: {exc!r}\n".encode())
@@ -425,14 +431,7 @@ def serve_once() -> int:
         used = resource.getrusage(resource.RUSAGE_SELF)
         limits["cpu_seconds"] = int(limits["cpu_seconds"]) + int(used.ru_utime + used.ru_stime) + 1
         _set_limits(limits)
-        os.chdir(str(req["cwd"]))
-        os.environ.clear()
-        os.environ.update(dict(req["env"]))
-        os.umask(0o022)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _forget_shadowed()
-        code = _emulate_python(list(req["argv"])[3:])
+        code = _become_run(req, {})
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             os.write(2, f"taskmint standby: run setup failed: {exc!r}\n".encode())
