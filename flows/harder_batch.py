@@ -38,6 +38,7 @@ from flows.refresh import (
     calibrate_task,
     coverage_task,
     envs_task,
+    excise_task,
     index_task,
     leak_task,
     mint_task,
@@ -50,7 +51,7 @@ from taskmint.acquire.sources import load_seed_sources
 from taskmint.calibrate import DifficultyPredictor, fit_predictor
 from taskmint.config import Knobs, PipelineConfig
 from taskmint.errors import TaskmintError
-from taskmint.excise import ExciseResult, excise
+from taskmint.excise import ExciseResult
 from taskmint.pipeline import MintResult, SeedSummary, summarize_seed
 from taskmint.records import Candidate, Task
 
@@ -229,17 +230,10 @@ def prefilter(
 def excise_round(
     seed: Any, index: Any, config: PipelineConfig, cmap: Any, knobs: Knobs | None, round_no: int
 ) -> ExciseResult:
-    """Candidates at this round's knobs (a new random stream per round)."""
-    return excise(
-        seed,
-        index,
-        max_candidates=config.max_candidates_per_seed,
-        min_body_lines=config.min_body_lines,
-        random_seed=config.random_seed + round_no,
-        strategies=config.strategies,
-        knobs=knobs,
-        coverage=cmap,
-    )
+    """Candidates at this round's knobs (a new random stream per round): the refresh's excise
+    step with the round's knobs and seed."""
+    config = dataclasses.replace(config, knobs=knobs, random_seed=config.random_seed + round_no)
+    return excise_task.fn(seed, index, config, cmap)
 
 
 @flow(name="taskmint-harder-batch", log_prints=True)
