@@ -88,7 +88,9 @@ def taskmint(
     cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
     try:
         start = time.monotonic()
-        baseline = run_baseline(seed, env, box, runs=5, limits=LIMITS, workers=workers)
+        baseline = run_baseline(
+            seed, env, box, runs=5, limits=LIMITS, workers=workers, cache_dir=cache
+        )
         cmap = coverage_map(seed, env, box, limits=LIMITS, cache_dir=cache)
         per_seed = time.monotonic() - start
         with ThreadPoolExecutor(workers) as pool:

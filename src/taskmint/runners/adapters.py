@@ -70,11 +70,13 @@ class Adapter(abc.ABC):
         fail_fast: bool = False,
         order: str = "declared",
         seed: int | None = None,
+        compile_bytecode: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """The argv and environment variables of one run (`coverage`: record per-test contexts
         into `COVERAGE_FILE`; `fail_fast`: stop at the first failure; `order`: "declared",
         "reverse" or "shuffle"; `seed`: the shuffle's seed and the per-test `random` seed;
-        where supported)."""
+        `compile_bytecode`: write the workspace's bytecode instead of testing; where
+        supported)."""
 
     @abc.abstractmethod
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
@@ -134,6 +136,7 @@ class PytestAdapter(Adapter):
         fail_fast: bool = False,
         order: str = "declared",
         seed: int | None = None,
+        compile_bytecode: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`python -I -B run_pytest.py ...` over the selected tests (all test paths by default)."""
         pythonpath = [posixpath.normpath(posixpath.join(WORKSPACE, p)) for p in manifest.pythonpath]
@@ -143,6 +146,8 @@ class PytestAdapter(Adapter):
             "order": order,
             "seed": seed,
         }
+        if compile_bytecode:
+            options["compile"] = True
         if test_ids is None:
             targets = list(manifest.test_paths)
         else:
@@ -222,11 +227,13 @@ class NodeAdapter(Adapter):
         fail_fast: bool = False,
         order: str = "declared",
         seed: int | None = None,
+        compile_bytecode: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`node --test` with the custom reporter. Node runs each test file in its own process
         and cannot select single tests by id or reorder them: a selection runs the files that
         hold the selected tests, in their declared order. With `coverage`, every process writes
-        V8's precise block coverage into the report folder (NODE_V8_COVERAGE)."""
+        V8's precise block coverage into the report folder (NODE_V8_COVERAGE). There is no
+        bytecode to write: `compile_bytecode` is ignored."""
         targets = (
             list(manifest.test_paths)
             if test_ids is None

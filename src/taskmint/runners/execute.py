@@ -31,6 +31,8 @@ def run_tests(
     seed: int | None = None,
     warm: bool = True,
     readonly: tuple[str, ...] = (),
+    compile_bytecode: bool = False,
+    keep_workspace: bool = True,
 ) -> RunReport:
     """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`.
 
@@ -38,7 +40,10 @@ def run_tests(
     tags every record, so neither an old report nor one written by the code under test counts.
     `order` and `seed` set the test order and per-test random seed (see the adapters); `warm`
     False asks the backend for a cold interpreter (a fresh hash seed). `readonly` names
-    workspace paths the run may not change (see `RunSpec.readonly`).
+    workspace paths the run may not change (see `RunSpec.readonly`). `compile_bytecode` makes
+    the run write the workspace's bytecode and collect instead of testing (see
+    `taskmint.validate.bytecode`). `keep_workspace` False: the caller deletes the workspace
+    unread, so the run's changes need not be copied back to it.
 
     With pytest on a backend that supports it, the nonce, the selection and the report travel
     through the out-of-band channel (see `RunSpec`): the code under test can read none of them
@@ -62,6 +67,7 @@ def run_tests(
             fail_fast=fail_fast,
             order=order,
             seed=seed,
+            compile_bytecode=compile_bytecode,
         )
         channel_input: bytes | None = None
         if channel:
@@ -79,6 +85,7 @@ def run_tests(
                 channel_input=channel_input,
                 channel_report=str(chan_dir / "report.jsonl") if channel else None,
                 readonly=readonly,
+                keep_workspace=keep_workspace,
             )
         )
         report = adapter.parse(chan_dir if channel else report_dir, nonce)

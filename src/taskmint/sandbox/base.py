@@ -69,6 +69,9 @@ class RunSpec:
     # ancestors, the workspace root included, become root-owned and sticky, so the run can add
     # files beside them but neither change, rename nor delete them.
     readonly: tuple[str, ...] = ()
+    # False: the caller deletes the workspace unread after the run (validation's trees), so a
+    # backend that runs a copy of it need not copy the run's changes back.
+    keep_workspace: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

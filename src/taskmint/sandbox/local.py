@@ -259,7 +259,8 @@ class LocalSandbox(Sandbox):
 
     def _capped(self, spec: RunSpec, stack: contextlib.ExitStack) -> RunSpec:
         """`spec` with its workspace and report folder copied onto a size-capped tmpfs (and
-        copied back when the run ends): no run can fill the host's disk."""
+        copied back when the run ends, unless `keep_workspace` is False): no run can fill the
+        host's disk."""
         cap = tempfile.mkdtemp(prefix="taskmint-cap-")
         stack.callback(os.rmdir, cap)
         try:
@@ -273,7 +274,8 @@ class LocalSandbox(Sandbox):
         ws = os.path.join(cap, "ws")
         try:
             copy_all(spec.workspace, ws)
-            stack.callback(replace_with, ws, spec.workspace)
+            if spec.keep_workspace:
+                stack.callback(replace_with, ws, spec.workspace)
             report = None
             if spec.report_dir is not None:
                 report = os.path.join(cap, "report")

@@ -199,7 +199,8 @@ class ForkServer:
                 for host, inside in pairs:
                     if self.capped:  # another file system: copy in, and back afterwards
                         copy_all(host, str(inside))
-                        copied.append((inside, Path(host)))
+                        if spec.keep_workspace or host != spec.workspace:
+                            copied.append((inside, Path(host)))
                     else:
                         os.rename(host, inside)
                         moved.append((inside, Path(host)))

@@ -15,6 +15,7 @@ from taskmint.records import Environment, RunReport, SeedApp, from_json_dict, to
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import Sandbox
+from taskmint.validate.bytecode import build_bytecode, install_bytecode
 
 __all__ = ["Baseline", "RunPlan", "cut_suite", "run_baseline", "run_plan"]
 
@@ -59,6 +60,9 @@ class Baseline:
     plans: tuple[str, ...] = ()  # "order/seed/warm|cold" of each run, in run order
     # stable tests left out because the suite was longer than `max_tests` (see `cut_suite`)
     cut: tuple[str, ...] = ()
+    # the snapshot's cached bytecode, copied into every tree validated against this baseline
+    # ("" for none; see `taskmint.validate.bytecode`)
+    bytecode: str = ""
 
     @property
     def tests_kept(self) -> int:
@@ -76,9 +80,10 @@ class Baseline:
         return not self.reason
 
 
-def _workspace(seed: SeedApp) -> Path:
+def _workspace(seed: SeedApp, bytecode: Path | None) -> Path:
     ws = Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
     copy_tree(Path(seed.root), ws, seed.files)
+    install_bytecode(ws, bytecode)
     return ws
 
 
@@ -99,7 +104,9 @@ def run_baseline(
 
     Triage: tests that fail or flake on the original are excluded; the seed is kept when at
     least `min_tests` pass every run, and a suite with more than `max_tests` stable tests is cut
-    down to a selection of them (`cut_suite`) rather than dropped.
+    down to a selection of them (`cut_suite`) rather than dropped. With a `cache_dir`, the
+    snapshot's bytecode is compiled first (`build_bytecode`) and every run, here and in
+    validation, starts from it.
     """
     cache_file = None
     if cache_dir is not None:
@@ -111,9 +118,14 @@ def run_baseline(
         if cache_file.exists():
             return from_json_dict(Baseline, json.loads(cache_file.read_text()))
     plans = [run_plan(i) for i in range(runs)]
+    bytecode = (
+        build_bytecode(seed, env, sandbox, limits=limits, cache_dir=cache_dir)
+        if cache_dir is not None
+        else None
+    )
 
     def one(plan: RunPlan) -> RunReport:
-        ws = _workspace(seed)
+        ws = _workspace(seed, bytecode)
         try:
             return run_tests(
                 sandbox,
@@ -124,6 +136,7 @@ def run_baseline(
                 order=plan.order,
                 seed=plan.seed,
                 warm=plan.warm,
+                keep_workspace=False,
             )
         finally:
             shutil.rmtree(ws, ignore_errors=True)
@@ -143,6 +156,7 @@ def run_baseline(
         plans=tuple(
             f"{p.order}/{p.seed}/{'warm' if p.warm else 'cold'}" for p in plans[: len(reports)]
         ),
+        bytecode=str(bytecode) if bytecode is not None else "",
     )
     if cache_file is not None and baseline.usable:
         cache_file.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate.baseline import Baseline, run_plan
+from taskmint.validate.bytecode import install_bytecode
 from taskmint.validate.selection import select_tests
 
 __all__ = ["broken_run_limits", "materialize", "validate_candidate"]
@@ -23,11 +24,15 @@ __all__ = ["broken_run_limits", "materialize", "validate_candidate"]
 _MAX_MESSAGES = 20  # failure messages kept per verdict (the statement shows a few)
 
 
-def materialize(seed: SeedApp, patch: str, dest: Path | None = None) -> Path:
-    """A fresh copy of the seed's snapshot with `patch` applied (the caller removes it)."""
+def materialize(
+    seed: SeedApp, patch: str, dest: Path | None = None, bytecode: Path | None = None
+) -> Path:
+    """A fresh copy of the seed's snapshot with `patch` applied (the caller removes it), with
+    the snapshot's cached bytecode for the files the patch leaves alone (`install_bytecode`)."""
     ws = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
     copy_tree(Path(seed.root), ws, seed.files)
     apply_patch(ws, patch)
+    install_bytecode(ws, bytecode, patch)
     return ws
 
 
@@ -83,11 +88,12 @@ def validate_candidate(
     if selected is None and baseline.cut:  # a long suite runs its kept selection only
         selected = baseline.stable_passed
     observed = set(selected) if selected is not None else stable
+    bytecode = Path(baseline.bytecode) if baseline.bytecode else None
     reports: list[RunReport] = []
     for index in range(runs):
         plan = run_plan(index)
         try:
-            ws = materialize(seed, candidate.breaking_patch)
+            ws = materialize(seed, candidate.breaking_patch, bytecode=bytecode)
         except PatchError as exc:
             return verdict("excise_failed", str(exc))
         try:
@@ -100,6 +106,7 @@ def validate_candidate(
                 test_ids=selected,
                 order=plan.order,
                 seed=plan.seed,
+                keep_workspace=False,
             )
         except SandboxError as exc:
             return verdict("sandbox_error", str(exc))

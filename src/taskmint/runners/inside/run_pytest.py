@@ -7,8 +7,10 @@ the input descriptor that $TASKMINT_CHANNEL names, which is closed before any co
 workspace runs, and the report goes to its report descriptor: neither the nonce, the selection
 nor the test files appear in the argv, the environment or any file the code under test can open.
 OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
-"select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int}
-(the selection may also come from a file, "select_file").
+"select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int,
+"compile": bool} (the selection may also come from a file, "select_file"). With "compile", the run
+writes bytecode instead of testing: every workspace file compiled to a hash-checked pyc, then
+pytest's collection, which writes its assertion-rewritten pycs (see `_compile_workspace`).
 Runs with -I (isolated: no PYTHON* variables, no user site) so the environment cannot inject
 start-up code; the seed's import paths are added here, explicitly.
 """
@@ -50,6 +52,25 @@ def _import_sources(sources: list[str], pythonpath: list[str]) -> None:
             importlib.import_module(name)
 
 
+def _compile_workspace() -> None:
+    """Compile every Python file of the workspace (the current folder) into its `__pycache__`
+    as a CHECKED_HASH pyc: the import system uses such a pyc only while the source's hash still
+    matches, so a copy made here stays exact for every later tree that shares the file. Files
+    that do not compile are left alone (their import fails, and is reported, in a real run)."""
+    import compileall
+    import py_compile
+    import re
+
+    sys.dont_write_bytecode = False  # compileall and pytest's rewriter write only then
+    compileall.compile_dir(
+        os.getcwd(),
+        quiet=2,
+        force=True,
+        rx=re.compile(r"/(\.|node_modules/|__pycache__/)"),
+        invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+    )
+
+
 def _read_channel() -> tuple[int, str, dict, list]:
     fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
     chunks = []
@@ -83,6 +104,9 @@ def main() -> int:
     sys.path.remove(here)
     for entry in reversed(options.get("pythonpath", [])):
         sys.path.insert(0, entry)
+    if options.get("compile"):
+        _compile_workspace()
+        args = [*args, "--collect-only"]
     cov = None
     if options.get("coverage"):
         import coverage
