@@ -337,6 +337,32 @@ def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):
     assert containers(sb) == []
 
 
+def test_interrupt_while_a_container_starts_leaks_nothing(base_image, tiny_env, tmp_path):
+    """A first run on a busy daemon may spend seconds creating and starting its container: an
+    interrupt then (as in the test above, when the exploit suite ran first) must not leave
+    the container running until `close()`."""
+    sb = DockerSandbox(options=DockerOptions(base_image=base_image, warm=1))
+    real_start, real_create = sb.api.start, sb.api.create_container
+
+    def start(*args, **kwargs):
+        real_start(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    def create(*args, **kwargs):
+        real_create(*args, **kwargs)  # made by the daemon; the answer never arrives
+        raise KeyboardInterrupt
+
+    try:
+        for name, fake in (("start", start), ("create_container", create)):
+            setattr(sb.api, name, fake)
+            with pytest.raises(KeyboardInterrupt):
+                run_py(sb, tiny_env, tmp_path, "print(1)")
+            setattr(sb.api, name, real_start if name == "start" else real_create)
+            assert containers(sb) == [], name
+    finally:
+        sb.close()
+
+
 def test_missing_daemon_is_a_clear_error():
     with pytest.raises(SandboxUnavailableError, match="cannot reach the Docker daemon"):
         DockerSandbox(options=DockerOptions(docker_host="unix:///nonexistent/docker.sock"))
