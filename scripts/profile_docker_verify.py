@@ -1,6 +1,6 @@
 """Where a warm docker `verify` spends its time: every step timed, per call, over N calls.
 
-Usage: python scripts/profile_docker_verify.py [ROUNDS] [--bind] [--local]
+Usage: python scripts/profile_docker_verify.py [ROUNDS] [--bind] [--local] [--pool=N]
 Builds (once, cached under $TMPDIR/taskmint-profile) the tiny fixture seed, its environment
 and its tasks like tests/conftest.py does, then runs `verify` with the gold patch ROUNDS times
 (each followed by a null patch, as the benchmark does) on a warm pool of 2 and prints the median
@@ -133,7 +133,8 @@ def main() -> None:
         client = docker_client()
         base = build_base_image(client)
         build_environment_image(env, client, base=base)
-        options = DockerOptions(base_image=base, warm=2, bind_environment="--bind" in sys.argv)
+        pool = int(next((a[7:] for a in sys.argv if a.startswith("--pool=")), "2"))
+        options = DockerOptions(base_image=base, warm=pool, bind_environment="--bind" in sys.argv)
         sandbox = DockerSandbox(options=options)
     calls: list[dict[str, float]] = []
     try:
