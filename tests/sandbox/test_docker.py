@@ -363,6 +363,26 @@ def test_interrupt_while_a_container_starts_leaks_nothing(base_image, tiny_env, 
         sb.close()
 
 
+def test_environment_comes_read_only_from_volumes_filled_from_the_image(cold, tiny_env, tmp_path):
+    spec = py_spec(tiny_env, tmp_path / "ws", "")
+    volumes = cold._key(spec).volumes
+    assert {target for _, target in volumes} == {"/opt/venv", tiny_env.interpreter_prefix}
+    code = """
+import pytest
+mounts = [line.split() for line in open("/proc/self/mountinfo")]
+print("venv", [m[5].split(",")[0] for m in mounts if m[4] == "/opt/venv"])
+try:
+    open("/opt/venv/pyvenv.cfg", "a")
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+    result = cold.run(dataclasses.replace(spec, argv=(*spec.argv[:2], "-c", code)))
+    assert "venv ['ro']" in result.output and "refused" in result.output, result.output
+    # A second sandbox finds the volumes complete and reuses them.
+    with DockerSandbox(options=cold.options) as again:
+        assert again._key(spec).volumes == volumes
+
+
 def test_missing_daemon_is_a_clear_error():
     with pytest.raises(SandboxUnavailableError, match="cannot reach the Docker daemon"):
         DockerSandbox(options=DockerOptions(docker_host="unix:///nonexistent/docker.sock"))
