@@ -280,6 +280,49 @@ print("ws", sorted(os.listdir("/workspace")))
     assert uid not in str(warm.run(spec("four", "import os; print(os.getuid())")).output)
 
 
+def test_standby_supervisor_is_out_of_the_runs_reach(warm, tiny_env, tmp_path):
+    """A standby run's supervisor (it kills what is left of the run, then sends the report and
+    the exit code) has the run's uid but is not dumpable: the run cannot open its descriptors
+    or its memory through /proc. A run that kills it loses its report and the container."""
+
+    def spec(name: str, code: str, report: Path | None = None) -> RunSpec:
+        base = py_spec(tiny_env, tmp_path / name, code, report)
+        return dataclasses.replace(base, argv=(base.argv[0], "-I", "-B", "-c", code))
+
+    warm.run(spec("zero", "pass"))  # the next run of this kind goes to a standby
+    probe = """
+import os, sys
+print("preloaded", "_pytest.main" in sys.modules)
+sup = os.getppid()
+for path in (f"/proc/{sup}/fd/1", f"/proc/{sup}/mem"):
+    try:
+        open(path, "wb").close()
+        print("OPENED", path)
+    except OSError as exc:
+        print("refused", exc.errno)
+open("/run/taskmint/report.jsonl", "w").write("real\\n")
+raise SystemExit(7)
+"""
+    report = tmp_path / "report"
+    report.mkdir()
+    result = warm.run(spec("one", probe, report))
+    assert "preloaded True" in result.output, result.output
+    assert "OPENED" not in result.output and result.output.count("refused 13") == 2, result.output
+    assert result.exit_code == 7
+    assert (report / "report.jsonl").read_text() == "real\n"
+    [cid] = containers(warm)
+    kill = """
+import os, signal
+os.kill(os.getppid(), signal.SIGKILL)
+open("/run/taskmint/forged", "w").write("x")
+"""
+    report = tmp_path / "report2"
+    report.mkdir()
+    warm.run(spec("two", kill, report))
+    assert list(report.iterdir()) == []
+    assert cid not in containers(warm)  # never reused
+
+
 def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):
     sb = DockerSandbox(options=DockerOptions(base_image=base_image, warm=1))
     timer = threading.Timer(2.0, _thread.interrupt_main)
@@ -292,6 +335,52 @@ def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):
     assert len(containers(sb)) == 1  # the warm one
     sb.close()
     assert containers(sb) == []
+
+
+def test_interrupt_while_a_container_starts_leaks_nothing(base_image, tiny_env, tmp_path):
+    """A first run on a busy daemon may spend seconds creating and starting its container: an
+    interrupt then (as in the test above, when the exploit suite ran first) must not leave
+    the container running until `close()`."""
+    sb = DockerSandbox(options=DockerOptions(base_image=base_image, warm=1))
+    real_start, real_create = sb.api.start, sb.api.create_container
+
+    def start(*args, **kwargs):
+        real_start(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    def create(*args, **kwargs):
+        real_create(*args, **kwargs)  # made by the daemon; the answer never arrives
+        raise KeyboardInterrupt
+
+    try:
+        for name, fake in (("start", start), ("create_container", create)):
+            setattr(sb.api, name, fake)
+            with pytest.raises(KeyboardInterrupt):
+                run_py(sb, tiny_env, tmp_path, "print(1)")
+            setattr(sb.api, name, real_start if name == "start" else real_create)
+            assert containers(sb) == [], name
+    finally:
+        sb.close()
+
+
+def test_environment_comes_read_only_from_volumes_filled_from_the_image(cold, tiny_env, tmp_path):
+    spec = py_spec(tiny_env, tmp_path / "ws", "")
+    volumes = cold._key(spec).volumes
+    assert {target for _, target in volumes} == {"/opt/venv", tiny_env.interpreter_prefix}
+    code = """
+import pytest
+mounts = [line.split() for line in open("/proc/self/mountinfo")]
+print("venv", [m[5].split(",")[0] for m in mounts if m[4] == "/opt/venv"])
+try:
+    open("/opt/venv/pyvenv.cfg", "a")
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+    result = cold.run(dataclasses.replace(spec, argv=(*spec.argv[:2], "-c", code)))
+    assert "venv ['ro']" in result.output and "refused" in result.output, result.output
+    # A second sandbox finds the volumes complete and reuses them.
+    with DockerSandbox(options=cold.options) as again:
+        assert again._key(spec).volumes == volumes
 
 
 def test_missing_daemon_is_a_clear_error():

@@ -73,6 +73,7 @@ __all__ = ["DockerOptions", "DockerSandbox"]
 
 _LABEL = "taskmint.sandbox"
 _OWNER = "taskmint.owner"
+_TOKEN = "taskmint.box"
 _UID_BASE = 300_000  # apart from the local backend's range
 _UID_SPAN = 50_000
 _uid_counter = itertools.count()
@@ -80,6 +81,7 @@ _PID_HEADROOM = 16  # pids beyond the command's own limit, for the keeper and th
 _COLLECT_SECONDS = 60  # killing, copying the report out, wiping: far less in practice
 _READY = b"taskmint-standby-ready\n"  # forkserver.READY
 _COLLECTED = b"taskmint-collected\n"  # the last line of _COLLECT, on stderr
+_STANDBY_COLLECTED = b"taskmint-collected "  # forkserver.COLLECTED: then the exit code
 
 # Unpack the inputs, enter the working folder, then become the command.
 _START = 'tar -x -f - -C / || exit 125; cd "$0" || exit 125; exec "$@" </dev/null'
@@ -132,6 +134,12 @@ class DockerOptions:
     # of reading them from the environment image: the same files, faster to start on storage
     # drivers such as fuse-overlayfs; only for a daemon on this machine.
     bind_environment: bool = False
+    # Read the environment image's venv and interpreter prefix through named volumes filled
+    # once from the image (read-only in every run) instead of through the image's layers: the
+    # same files, but storage drivers such as fuse-overlayfs make every file access of the
+    # interpreter slow (importing pytest there costs twice the CPU). Works for any daemon; if
+    # the volumes cannot be made, runs read the image as before.
+    environment_volumes: bool = True
     docker_host: str | None = None
 
     def __post_init__(self) -> None:
@@ -146,6 +154,7 @@ class _Key:
     memory: int
     processes: int
     tmp_bytes: int
+    volumes: tuple[tuple[str, str], ...] = ()  # (volume, target), read-only
 
 
 @dataclass(slots=True)
@@ -169,7 +178,6 @@ class _Box:
     prep: threading.Thread | None = None
     ready: bool = True
     standby: _Standby | None = None
-    collector: str | None = None  # an exec of _COLLECT, created but not started
 
 
 class DockerSandbox(Sandbox):
@@ -195,6 +203,7 @@ class DockerSandbox(Sandbox):
         self._idle: dict[_Key, list[_Box]] = collections.defaultdict(list)
         self._live: dict[str, _Box] = {}
         self._images: dict[tuple[str, str], str] = {}
+        self._volumes: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
         self._closed = False
         self._adding = 0  # pooled containers being started in the background
         self.sweep_stale()
@@ -244,8 +253,13 @@ class DockerSandbox(Sandbox):
                 "/tmp": f"rw,exec,nosuid,nodev,size={key.tmp_bytes},mode=1777",
             },
             binds=[f"{src}:{dst}:{'rw' if rw else 'ro'}" for src, dst, rw in key.binds],
+            mounts=[
+                docker.types.Mount(dst, name, type="volume", read_only=True)
+                for name, dst in key.volumes
+            ],
             ulimits=[docker.types.Ulimit(name="core", soft=0, hard=0)],
         )
+        token = uuid.uuid4().hex  # finds the container if the answer to its creation is lost
         try:
             created = self.api.create_container(
                 key.image,
@@ -258,18 +272,27 @@ class DockerSandbox(Sandbox):
                 labels={
                     _LABEL: self._session,
                     _OWNER: f"{socket.gethostname()}:{os.getpid()}",
+                    _TOKEN: token,
                 },
                 host_config=host_config,
             )
-        except Exception as exc:
+        except BaseException as exc:
+            # An interrupt (or a lost answer) may leave the container created all the same.
+            with contextlib.suppress(Exception):
+                for c in self.api.containers(all=True, filters={"label": f"{_TOKEN}={token}"}):
+                    self.api.remove_container(c["Id"], force=True)
+            if not isinstance(exc, Exception):
+                raise
             raise SandboxError(f"could not create a container from {key.image}: {exc}") from exc
         box = _Box(cid=created["Id"], uid=uid, key=key, born=time.monotonic())
         with self._lock:
             self._live[box.cid] = box
         try:
             self.api.start(box.cid)
-        except Exception as exc:
+        except BaseException as exc:
             self._discard(box)
+            if not isinstance(exc, Exception):
+                raise
             raise SandboxError(f"could not start a container from {key.image}: {exc}") from exc
         return box
 
@@ -302,7 +325,12 @@ class DockerSandbox(Sandbox):
             if box is None:
                 break
             if box.prep is not None:
-                box.prep.join(_COLLECT_SECONDS)
+                try:
+                    box.prep.join(_COLLECT_SECONDS)
+                except BaseException:  # an interrupt: this container is no one's now
+                    for b in (box, *stale):
+                        self._discard(b)
+                    raise
             if (
                 box.born > fresh_after
                 and box.ready
@@ -415,20 +443,42 @@ class DockerSandbox(Sandbox):
             )
         prefix = _venv_home(Path(venv.source)) if venv else None
         binds: list[tuple[str, str, bool]] = []
+        targets = [venv.target] if venv else []
         for m in spec.mounts:
             if m is venv:
                 continue
             if prefix is not None and _in_image(m, prefix):
+                if m.target == prefix:
+                    targets.append(prefix)
                 continue
             binds.append((os.path.realpath(m.source), m.target, m.writable))
         limits = spec.limits
+        image = self._image_for(venv)
         return _Key(
-            image=self._image_for(venv),
+            image=image,
             binds=tuple(binds),
             memory=limits.memory_bytes,
             processes=limits.processes,
             tmp_bytes=limits.file_bytes,
+            volumes=self._volumes_for(image, tuple(targets)) if venv else (),
         )
+
+    def _volumes_for(self, image: str, targets: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """Named volumes holding the image's own files at `targets` (see `environment_volumes`),
+        made once per image and machine; () to read them from the image instead."""
+        if not self.options.environment_volumes or not targets:
+            return ()
+        slot = (image, targets)
+        with self._lock:
+            cached = self._volumes.get(slot)
+        if cached is None:
+            try:
+                cached = _environment_volumes(self.api, image, targets)
+            except Exception:
+                cached = ()  # the image's layers serve as before
+            with self._lock:
+                self._volumes[slot] = cached
+        return cached
 
     # --- running ------------------------------------------------------------------------
 
@@ -444,21 +494,23 @@ class DockerSandbox(Sandbox):
         key = self._key(spec)
         inputs = _pack_inputs(spec)
         box = self._checkout(key)
-        standby, box.standby = box.standby, None
-        warmable = self._warm and WarmPool.eligible(spec) and _runner_dir(spec) is not None
-        if standby is not None and not (
-            warmable and (standby.python, standby.env) == (spec.argv[0], spec.env)
-        ):
-            with contextlib.suppress(Exception):
-                standby.sock.close()  # it exits at the end of its input
-            standby = None
         keep = False
         try:
+            standby, box.standby = box.standby, None
+            warmable = self._warm and WarmPool.eligible(spec) and _runner_dir(spec) is not None
+            if standby is not None and not (
+                warmable and (standby.python, standby.env) == (spec.argv[0], spec.env)
+            ):
+                with contextlib.suppress(Exception):
+                    standby.sock.close()  # it exits at the end of its input
+                standby = None
             if standby is not None:
-                exit_code, timed_out, wall, reader = self._run_standby(box, spec, inputs, standby)
+                exit_code, timed_out, wall, reader, (report, clean) = self._run_standby(
+                    box, spec, inputs, standby
+                )
             else:
                 exit_code, timed_out, wall, reader = self._run_in(box, spec, inputs)
-            report, clean = (None, False) if timed_out else self._collect(box)
+                report, clean = (None, False) if timed_out else self._collect(box)
             # Everything of the command is dead now (or the container is), so the output ends.
             reader.join(timeout=5)
             if spec.report_dir is not None and report is not None:
@@ -528,8 +580,12 @@ class DockerSandbox(Sandbox):
 
     def _run_standby(
         self, box: _Box, spec: RunSpec, inputs: bytes, standby: _Standby
-    ) -> tuple[int | None, bool, float, _FrameReader]:
-        """Hand the run to the container's preloaded interpreter: its request, then its inputs."""
+    ) -> tuple[int | None, bool, float, _FrameReader, tuple[bytes | None, bool]]:
+        """Hand the run to the container's preloaded interpreter: its request, then its inputs.
+        The run's output comes on the exec's stderr; its supervisor (`forkserver.standby`)
+        kills what is left of it and then sends the report tar and the exit code on stdout,
+        so the end of the stream is the end of the run and its clean-up (no other exec, no
+        round trip to ask for the exit code)."""
         limits = spec.limits
         request = json.dumps(
             {
@@ -546,7 +602,29 @@ class DockerSandbox(Sandbox):
             }
         ).encode()
         payload = b"%010d" % len(request) + request + inputs
-        return self._feed_and_wait(box, spec, standby.eid, standby.sock, payload, time.monotonic())
+        start = time.monotonic()
+        reader = _FrameReader(standby.sock, limits.output_bytes, protocol=True)
+        reader.start()
+        raw = _raw_socket(standby.sock)
+        with contextlib.suppress(OSError):  # a command that ends early need not read it all
+            raw.sendall(payload)
+            raw.shutdown(socket.SHUT_WR)
+        reader.join(timeout=max(start + limits.wall_seconds - time.monotonic(), 0))
+        wall = time.monotonic() - start
+        if reader.is_alive():
+            # Processes in the container may be legion; only killing it all is certain.
+            with contextlib.suppress(Exception):
+                self.api.kill(box.cid)
+            return None, True, wall, reader, (None, False)
+        head, found, tail = bytes(reader.protocol).rpartition(_STANDBY_COLLECTED)
+        if found and tail.endswith(b"\n") and tail[:-1].isdigit():
+            return int(tail[:-1]), False, wall, reader, (head, True)
+        # The supervisor did not finish (the run killed it, or a clean-up failed): the
+        # container is not reused, and there is no report.
+        exit_code = None
+        with contextlib.suppress(Exception):
+            exit_code = self.api.exec_inspect(standby.eid).get("ExitCode")
+        return exit_code, False, wall, reader, (None, False)
 
     def _feed_and_wait(
         self, box: _Box, spec: RunSpec, eid: str, sock: Any, inputs: bytes, start: float
@@ -577,8 +655,7 @@ class DockerSandbox(Sandbox):
     def _collect(self, box: _Box) -> tuple[bytes | None, bool]:
         """Kill what is left of the command and stream the report folder out."""
         try:
-            ready, box.collector = box.collector, None
-            _eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False, eid=ready)
+            _eid, sock = self._exec(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
         except SandboxError:
             return None, False
         reader = _FrameReader(sock, 1 << 62, keep_stdout_only=True)
@@ -619,7 +696,7 @@ class DockerSandbox(Sandbox):
                 spec.argv[0],
                 *spec.argv[1:3],
                 f"{runner}/forkserver.py",
-                json.dumps({"preload": "auto", "once": True}),
+                json.dumps({"preload": "auto", "once": True, "coverage": _measures_coverage(spec)}),
             ]
             eid, sock = self._exec(box, cmd, stdin=True)
             raw = _raw_socket(sock)
@@ -636,11 +713,75 @@ class DockerSandbox(Sandbox):
             if got != _READY:
                 raise OSError(f"unexpected output from the standby: {got[:200]!r}")
             box.standby = _Standby(python=spec.argv[0], env=spec.env, eid=eid, sock=sock)
-            # The clean-up exec of the next use, created now: one round trip less then.
-            box.collector = self._exec_create(box, ["/bin/sh", "-c", _COLLECT], stdin=False)
             box.ready = True
         except Exception:
             box.ready = False
+
+
+_VOLUME_LABEL = "taskmint.env_volume"  # the id of the image the volume's files come from
+# Every file below a target with its type, mode, owner, size and link target: a volume holds
+# the image's files exactly when the two listings agree.
+_LISTING = (
+    'for t in "$@"; do cd "$t" && find . -printf "%y %m %U %G %s %p %l\\n"; done | LC_ALL=C sort'
+)
+
+
+def _environment_volumes(
+    api: Any, image: str, targets: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    """Named volumes with `image`'s files at `targets`: the daemon fills an empty volume from
+    the image the first time a container mounts it; a listing of the files through the
+    volumes must then equal the listing from the image itself, and only then is the marker
+    volume made that says the set is complete (so an interrupted fill is made again)."""
+    import docker.types
+
+    image_id = str(api.inspect_image(image)["Id"]).split(":")[-1][:16]
+    names = [(f"taskmint-env-{image_id}-{i}", t) for i, t in enumerate(targets)]
+    marker = f"taskmint-env-{image_id}-complete-{len(targets)}"
+    found = api.volumes(filters={"label": f"{_VOLUME_LABEL}={image_id}"}).get("Volumes") or []
+    have = {v["Name"] for v in found}
+    if marker in have and all(n in have for n, _ in names):
+        return tuple(names)
+    for name, _ in names:
+        if name in have:
+            api.remove_volume(name, force=True)
+        api.create_volume(name, labels={_VOLUME_LABEL: image_id})
+
+    def listing(mounts: list[Any]) -> bytes:
+        cid = api.create_container(
+            image,
+            command=["/bin/sh", "-c", _LISTING, "list", *targets],
+            user="0:0",
+            network_disabled=True,
+            labels={"taskmint.builder": "1"},
+            host_config=api.create_host_config(network_mode="none", mounts=mounts),
+        )["Id"]
+        try:
+            api.start(cid)
+            if api.wait(cid, timeout=600).get("StatusCode") != 0:
+                raise SandboxError(f"listing the environment of {image} failed")
+            return bytes(api.logs(cid, stdout=True, stderr=False))
+        finally:
+            with contextlib.suppress(Exception):
+                api.remove_container(cid, force=True)
+
+    filled = listing([docker.types.Mount(t, n, type="volume") for n, t in names])
+    if not filled or filled != listing([]):
+        raise SandboxError(f"the volumes of {image} do not hold the image's files")
+    api.create_volume(marker, labels={_VOLUME_LABEL: image_id})
+    return tuple(names)
+
+
+def _measures_coverage(spec: RunSpec) -> bool:
+    """Whether a run like `spec` measures coverage (its runner's options in the argv say so):
+    only then does its standby preload `coverage`, which a graded run never imports."""
+    for arg in spec.argv:
+        if arg.startswith("{") and '"coverage"' in arg:
+            with contextlib.suppress(ValueError):
+                options = json.loads(arg)
+                if isinstance(options, dict) and options.get("coverage"):
+                    return True
+    return False
 
 
 def _runner_dir(spec: RunSpec) -> str | None:
@@ -758,18 +899,29 @@ def _frames(sock: Any) -> Iterator[tuple[int, bytes]]:
 
 class _FrameReader(threading.Thread):
     """Reads the multiplexed stdout/stderr of an exec into a `CappedOutput` (or, with
-    `keep_stdout_only`, only stdout)."""
+    `keep_stdout_only`, only stdout; with `protocol`, stderr into the output and stdout, a
+    standby's supervisor's, whole into `protocol`)."""
 
-    def __init__(self, sock: Any, cap: int, *, keep_stdout_only: bool = False) -> None:
+    def __init__(
+        self, sock: Any, cap: int, *, keep_stdout_only: bool = False, protocol: bool = False
+    ) -> None:
         super().__init__(daemon=True)
         self.sock = sock
         self.stdout_only = keep_stdout_only
         self.err = b""  # with `keep_stdout_only`: the end of stderr
         self.output = CappedOutput(cap)
+        self.split = protocol
+        self.protocol = bytearray()
 
     def run(self) -> None:
         try:
             for stream, chunk in _frames(self.sock):
+                if self.split:
+                    if stream == 1:
+                        self.protocol += chunk
+                    else:
+                        self.output.add(chunk)
+                    continue
                 if self.stdout_only and stream != 1:
                     self.err = (self.err + chunk)[-256:]
                     continue

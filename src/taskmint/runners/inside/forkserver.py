@@ -48,7 +48,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -58,6 +58,7 @@ REPORT_DIR = "/run/taskmint"
 CHANNEL_ENV = "TASKMINT_CHANNEL"
 CHANNEL_IN, CHANNEL_OUT = 3, 4  # the channel's descriptors in the run
 READY = b"taskmint-standby-ready\n"  # standby mode: preloaded, waiting for its one run
+COLLECTED = b"taskmint-collected "  # standby mode: after the report tar, then the exit code
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -362,11 +363,12 @@ _PRELOADED: set[str] = set()
 _NOT_PRELOADED = {"pip", "setuptools", "pkg_resources", "wheel", "distutils", "pytest", "_pytest"}
 
 
-def _preload(mode: object) -> None:
-    """Import what every run would import anyway: pytest with its builtin plugins, coverage,
-    taskmint's plugin and (mode "auto") the environment's installed top-level packages. A
-    package that fails to import is skipped; one that leaves threads running makes the server
-    refuse to start (forking a threaded process is unsafe), and the host runs cold instead."""
+def _preload(mode: object, coverage: bool = True) -> None:
+    """Import what every run would import anyway: pytest with its builtin plugins, coverage
+    (unless not `coverage`: a standby whose run will not measure coverage), taskmint's plugin
+    and (mode "auto") the environment's installed top-level packages. A package that fails to
+    import is skipped; one that leaves threads running makes the server refuse to start
+    (forking a threaded process is unsafe), and the host runs cold instead."""
     import threading
     from importlib import metadata
 
@@ -382,12 +384,15 @@ def _preload(mode: object) -> None:
         importlib.import_module("taskmint_pytest_report")
     finally:
         sys.path.remove(here)
-    names = ["coverage"]
+    names = ["coverage"] if coverage else []
     if mode == "auto":
         names += sorted(
             n
             for n in metadata.packages_distributions()
-            if not n.startswith("_") and n not in _NOT_PRELOADED and n.isidentifier()
+            if not n.startswith("_")
+            and n not in _NOT_PRELOADED
+            and n.isidentifier()
+            and (coverage or n != "coverage")
         )
     for name in names:
         with contextlib.suppress(Exception):
@@ -408,16 +413,15 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 def serve_once() -> int:
-    """Standby mode (the docker backend's warm containers). This interpreter, started
-    already as the run's own unprivileged uid inside the run's container, preloads, writes
-    `READY` to stdout and then becomes ONE run. Input on stdin: a 10-digit length, a JSON
-    request {"argv", "env", "cwd", "limits"}, then the tar of the run's inputs, unpacked by
-    `tar` into / before any run code starts. Output: the run's own stdout and stderr. The
-    container is the isolation: nothing here is privileged, and the interpreter serves one
-    run, never another."""
+    """Standby mode, the run's side (see `standby`): write `READY` to stdout, then become ONE
+    run. Input on stdin: a 10-digit length, a JSON request {"argv", "env", "cwd", "limits"},
+    then the tar of the run's inputs, unpacked by `tar` into / before any run code starts.
+    Output: the run's own stdout and stderr, both on stderr (the exec's stdout stays the
+    supervisor's). Never returns."""
     code = 125
     try:
         os.write(1, READY)  # the host reads this before it hands the stream to the run
+        os.dup2(2, 1)  # from here on this process holds no descriptor of the exec's stdout
         req = json.loads(_read_exactly(0, int(_read_exactly(0, 10))))
         import subprocess
 
@@ -427,10 +431,13 @@ def serve_once() -> int:
         os.dup2(null, 0)
         os.close(null)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
         limits = dict(req["limits"])
         # The CPU time of the preload is not the run's: add it to the run's budget.
         used = resource.getrusage(resource.RUSAGE_SELF)
         limits["cpu_seconds"] = int(limits["cpu_seconds"]) + int(used.ru_utime + used.ru_stime) + 1
+        # The supervisor is a process of this uid too: the run may still start `processes`.
+        limits["processes"] = int(limits["processes"]) + 1
         _set_limits(limits)
         code = _become_run(req, {})
     except BaseException as exc:
@@ -439,15 +446,98 @@ def serve_once() -> int:
     os._exit(code)
 
 
+def _others_alive(uid: int) -> bool:
+    """Whether a process of `uid` other than this one exists in this PID namespace (zombies
+    too; by its real uid, which no process of it can change, so also the non-dumpable)."""
+    me = str(os.getpid())
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == me:
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"Uid:"):
+                        if int(line.split()[1]) == uid:
+                            return True
+                        break
+        except OSError:  # it ended meanwhile
+            continue
+    return False
+
+
+def _kill_all_others(timeout: float) -> bool:
+    """SIGKILL every other process of this uid until none is left (False: not in time)."""
+    uid = os.getuid()
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)  # all we may signal: only our uid; never ourselves
+        if not _others_alive(uid):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+
+
+def _send_report(fd: int) -> None:
+    """The report folder as a tar stream (folders and regular files only) on `fd`."""
+    import tarfile
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        return info if info.isdir() or info.isreg() else None
+
+    with (
+        os.fdopen(os.dup(fd), "wb") as out,
+        tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        tar.add(REPORT_DIR, arcname=".", filter=keep)
+
+
+def standby(preload: object, coverage: bool = True) -> int:
+    """Standby mode (the docker backend's warm containers), started as the run's own
+    unprivileged uid inside the run's container. This process is the supervisor: it makes
+    itself non-dumpable (so no process of the run can ptrace it or open its descriptors
+    through /proc) and forks the interpreter that preloads, says `READY` and becomes ONE run
+    (`serve_once`). When that process ends, the supervisor kills every other process of the
+    uid, waits until none is left, and writes on stdout the report folder as a tar, then
+    `COLLECTED` and the run's exit code: the host reads the outcome of the run from the one
+    stream, with no other exec. The container is the isolation: nothing here is privileged,
+    and the interpreter serves one run, never another."""
+    import tarfile  # noqa: F401  (the supervisor's own copy, loaded before any run code)
+
+    _prctl(PR_SET_DUMPABLE, 0)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _prctl(PR_SET_DUMPABLE, 1)  # the run is an ordinary process
+            # No fork follows, so threads a preloaded package started do no harm.
+            with contextlib.suppress(RuntimeError):
+                _preload(preload, coverage)
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                os.write(2, f"taskmint standby: preload failed: {exc!r}\n".encode())
+            os._exit(125)
+        serve_once()
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    code = 128 - code if code < 0 else code
+    if not _kill_all_others(timeout=30):
+        os.write(2, b"taskmint standby: processes of the run survived\n")
+        return 3
+    _send_report(1)
+    os.write(1, COLLECTED + b"%d\n" % code)
+    return 0
+
+
 def main() -> int:
     """Preload, say ready, then serve requests until the host closes stdin (or, with
-    "once", become a single run: see `serve_once`)."""
+    "once", supervise a single run: see `standby`)."""
     options = json.loads(sys.argv[1])
     if options.get("once"):
-        # No fork follows, so threads a preloaded package started do no harm.
-        with contextlib.suppress(RuntimeError):
-            _preload(options.get("preload"))
-        return serve_once()
+        return standby(options.get("preload"), bool(options.get("coverage", True)))
     _preload(options.get("preload"))
     # Everything preloaded lives as long as the server: keep it out of the collector's way, so
     # a run's collections (pytest forces some) walk only the run's own objects, and so its
