@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
+from taskmint.acquire import acquire
 from taskmint.acquire.snapshot import copy_tree
+from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.patches import unified_diff
@@ -13,7 +14,7 @@ from taskmint.runners import run_tests
 from taskmint.validate import run_baseline, validate_candidate
 from taskmint.validate.bytecode import build_bytecode, bytecode_dir, install_bytecode
 from taskmint.validate.candidate import materialize
-from tests.conftest import LIMITS
+from tests.conftest import LIMITS, SEEDS
 
 
 def _bytecode(tiny_seed, tiny_env, sandbox, tmp_path: Path) -> Path:
@@ -60,7 +61,6 @@ def test_a_changed_source_is_never_run_from_its_stale_pyc(tiny_seed, tiny_env, s
     # the renamed functions cannot be imported: the test file fails to collect
     assert any("test_text" in e for e in report.collection_errors), report.collection_errors
     assert passed and not [t for t in passed if t.startswith("tests/test_text.py")]
-    shutil.rmtree(tree)
 
 
 def test_validation_gives_the_same_verdicts_with_and_without_bytecode(
@@ -87,10 +87,6 @@ def test_validation_gives_the_same_verdicts_with_and_without_bytecode(
 
 
 def test_no_bytecode_for_node_seeds(cache_dir, sandbox, tmp_path):
-    from taskmint.acquire import acquire
-    from taskmint.envs import build_environment
-    from tests.conftest import SEEDS
-
     seed = acquire(SEEDS / "tinyjs", cache_dir=cache_dir)
     env = build_environment(seed.manifest, cache_dir=cache_dir)
     assert build_bytecode(seed, env, sandbox, limits=LIMITS, cache_dir=tmp_path) is None
