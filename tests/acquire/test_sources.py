@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,25 @@ def test_the_sdist_download_is_confined(tmp_path):
     assert out.returncode == 0, out.stderr
     assert (dest / "ok").read_text() == "x"
     assert not (outside / "evil").exists() and not Path(home, "evil").exists()
+
+
+def test_the_confined_download_sees_an_interpreter_that_lives_under_tmp(tmp_path, monkeypatch):
+    """A checkout (and its venv) under /tmp must stay visible through the sandbox's empty /tmp."""
+    import sys
+    import venv
+
+    from taskmint.acquire.sources import _confined
+
+    env_dir = Path(tempfile.mkdtemp(prefix="taskmint-venv-", dir="/tmp"))
+    try:
+        venv.create(env_dir, with_pip=False, symlinks=True)
+        monkeypatch.setattr(sys, "prefix", str(env_dir))
+        dest = tmp_path / "dest"
+        dest.mkdir()
+        python = env_dir / "bin" / "python"
+        argv = [*_confined(dest), str(python), "-c", "import sys; print(sys.prefix)"]
+        out = subprocess.run(argv, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == str(env_dir)
+    finally:
+        shutil.rmtree(env_dir, ignore_errors=True)

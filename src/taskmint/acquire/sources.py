@@ -299,9 +299,12 @@ def _confined(dest: Path) -> list[str]:
     home = os.path.realpath(os.environ.get("HOME", "/root"))
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     argv += ["--tmpfs", home]
+    hidden = ("/tmp", home)
     for needed in sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}):
-        if needed == home or needed.startswith(home + "/"):
-            argv += ["--ro-bind", needed, needed]  # the interpreter itself may live under HOME
+        if any(needed == h or needed.startswith(h + "/") for h in hidden):
+            # the interpreter (a pyenv under HOME, a venv of a checkout under /tmp) must stay
+            # visible through the empty HOME and /tmp
+            argv += ["--ro-bind", needed, needed]
     argv += ["--bind", str(dest), str(dest), "--setenv", "HOME", "/tmp"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"]
     return [*argv, "--die-with-parent", "--"]
