@@ -1,6 +1,7 @@
 """Exact selection for removed definitions, on a seed built to show every way a removal can be
 observed: by name, through a registry filled by a decorator, an operator (dunder), a stdlib base
-class calling a method back, and a dynamic `getattr(self, name)` look-up."""
+class calling a method back, and a dynamic `getattr(self, name)` look-up; and names that look
+alike but cannot reach the removed definition (a method named like a function or a field)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from taskmint.validate.selection import select_tests
 from tests.conftest import LIMITS, SEEDS
 
 FILE = "shapes/geometry.py"
+BOXES = "shapes/boxes.py"
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +36,11 @@ def removals(cache_dir, sandbox):  # type: ignore[no-untyped-def]
     return seed, env, baseline, cmap
 
 
-def removal(seed: SeedApp, *qualnames: str, strategy: str = "remove_function") -> Candidate:
-    """A candidate that deletes the definitions `qualnames` of FILE."""
-    text = (Path(seed.root) / FILE).read_text()
+def removal(
+    seed: SeedApp, *qualnames: str, strategy: str = "remove_function", file: str = FILE
+) -> Candidate:
+    """A candidate that deletes the definitions `qualnames` of `file`."""
+    text = (Path(seed.root) / file).read_text()
     lines = text.splitlines(keepends=True)
     tree = ast.parse(text)
     drop: set[int] = set()
@@ -56,10 +60,10 @@ def removal(seed: SeedApp, *qualnames: str, strategy: str = "remove_function") -
         seed=seed.name,
         language="python",
         strategy=strategy,
-        units=tuple(f"{FILE}::{q}" for q in qualnames),
-        files=(FILE,),
-        breaking_patch=unified_diff(FILE, text, new),
-        gold_patch=unified_diff(FILE, new, text),
+        units=tuple(f"{file}::{q}" for q in qualnames),
+        files=(file,),
+        breaking_patch=unified_diff(file, text, new),
+        gold_patch=unified_diff(file, new, text),
         removed_code="".join(line for i, line in enumerate(lines, 1) if i in drop),
     )
 
@@ -74,11 +78,39 @@ def _files(tests: tuple[str, ...] | None) -> set[str] | None:
         ("triangle_area",),  # a decorator registers it at import
         ("Rect.__eq__",),  # operators look dunders up implicitly
         ("ShapeEncoder.default",),  # json's encoder calls it back by a name it does not spell
+        (BOXES, "Size.double"),  # total_ordering reads the class's methods at import
+        (BOXES, "Label.__str__"),  # a dataclass adds the dunders its class lacks
     ],
 )
 def test_implicit_look_ups_run_the_full_suite(removals, qualnames):
     seed, _, baseline, cmap = removals
-    assert select_tests(removal(seed, *qualnames), cmap, baseline.stable_passed, seed) is None
+    file, names = (qualnames[0], qualnames[1:]) if qualnames[0] == BOXES else (FILE, qualnames)
+    cand = removal(seed, *names, file=file)
+    assert select_tests(cand, cmap, baseline.stable_passed, seed) is None
+
+
+def test_look_alike_names_do_not_widen_the_selection(removals):
+    """`Box.volume` is a method: the plain name `volume` (the module's function, called in its
+    body and imported by test_volume.py) and the dataclass field `volume` of `Label` (bound at
+    import) cannot look it up. Only `.volume` can."""
+    seed, _, baseline, cmap = removals
+    dynamic = {"tests/test_ledger.py"}  # Ledger.total's getattr(self, name) may reach any name
+    cand = removal(seed, "Box.volume", file=BOXES)
+    picked = select_tests(cand, cmap, baseline.stable_passed, seed)
+    assert _files(picked) == {"tests/test_box.py", *dynamic}
+    # the module-level function is looked up by its plain name (test_volume.py, Box.volume's
+    # body) and may be as an attribute of its module (test_box.py spells `.volume`)
+    func = select_tests(removal(seed, "volume", file=BOXES), cmap, baseline.stable_passed, seed)
+    assert _files(func) == {"tests/test_volume.py", "tests/test_box.py", *dynamic}
+
+
+def test_a_constructor_is_selected_by_the_tests_that_ran_it(removals):
+    """Construction calls `__init__` whenever it looks it up, so a test that never ran its body
+    cannot notice its removal; `__eq__` beside an explicit `__hash__` likewise."""
+    seed, _, baseline, cmap = removals
+    cand = removal(seed, "Box.__init__", file=BOXES)
+    picked = select_tests(cand, cmap, baseline.stable_passed, seed)
+    assert _files(picked) == {"tests/test_box.py", "tests/test_ledger.py"}  # test_ledger: getattr
 
 
 def test_a_name_spelled_only_by_its_tests_selects_their_files(removals):
@@ -104,6 +136,10 @@ def test_selected_and_full_runs_agree(removals, sandbox):
         removal(seed, "Rect.perimeter"),
         removal(seed, "Rect.area", "Rect.perimeter", strategy="remove_class"),
         removal(seed, "Rect", strategy="remove_class"),
+        removal(seed, "Box.volume", file=BOXES),
+        removal(seed, "volume", file=BOXES),
+        removal(seed, "Box.__init__", file=BOXES),
+        removal(seed, "Label.shout", file=BOXES),
     ]
     for cand in cands:
         fast = validate_candidate(
@@ -168,3 +204,33 @@ def test_lookup_text_blanks_bindings_and_docstrings_only(tmp_path: Path) -> None
     assert text[3] == '    return getattr(shape, "area")'
     assert "Area" not in text[4] and "Base" in text[4] and "key=area" in text[4]
     assert "'area'" in text[6]
+
+
+def test_occurrences_tell_look_ups_from_bindings(tmp_path: Path) -> None:
+    from taskmint.validate.removal import _occurrences
+
+    src = tmp_path / "mod.py"
+    src.write_text(
+        '"""A docstring naming area."""\n'  # 1
+        "from pkg.shapes import area as a2\n"  # 2: an import looks `area` up in pkg.shapes
+        "area = 3\n"  # 3: binds only
+        "class Box:\n"  # 4
+        "    area: float = 0.0\n"  # 5: a field: binds only
+        "    alias = size\n"  # 6: a plain name in a class body
+        "def f(area, *, size=area):\n"  # 7: the default is a look-up, the parameter is not
+        "    return (obj\n"  # 8
+        "            .area, getattr(obj, 'size'))\n"  # 9: attribute, string
+        "match obj:\n"  # 10
+        "    case Box(area=0): pass\n"  # 11: a class pattern looks the attribute up
+    )
+    occ = _occurrences(str(src))
+    assert occ is not None
+    var, attr = occ.variable, occ.attribute
+    assert 1 not in var and 1 not in attr
+    assert "area" in var[2]
+    assert "area" not in var.get(3, set()) and "area" not in var.get(5, set())
+    assert "size" in var[6]
+    assert var[7] >= {"area"} and "f" not in var[7]
+    # a multi-line statement counts on its first line and on the attribute's own line
+    assert "area" in attr[8] and "area" in attr[9] and "size" in attr[9]
+    assert "area" in attr[11]

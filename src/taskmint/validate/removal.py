@@ -35,6 +35,7 @@ import ast
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskmint import pyast
@@ -67,6 +68,34 @@ _BUILTIN_BASES = {
     "NotImplementedError",
 }
 _EXCEPTION_METHODS = {"with_traceback", "add_note", "args"}
+# Dunders the interpreter only ever looks up to call them at once (construction, conversion,
+# operators, item access, `with`, copy and pickle): a test that never ran the body never made
+# the look-up, so case 1 covers them. The others stay refused: their mere presence is checked
+# without a call (`callable()` for `__call__`; the ABCs' subclass hooks for `__iter__`,
+# `__len__`, `__contains__`, `__reversed__`, `__next__`, `__hash__`, `__fspath__`; `iter()` on
+# a `__getitem__` sequence; `ExitStack` fetching `__exit__` long before calling it; data versus
+# non-data descriptors for `__get__`/`__set__`/`__delete__`; `__eq__` without `__hash__` makes
+# instances unhashable), or they run at import, at garbage collection or as a fallback. Left
+# out of the argument: `typing.Supports*` protocol checks, which code must spell.
+# fmt: off
+_CALLED_DUNDERS = frozenset({
+    "__init__", "__new__", "__post_init__", "__repr__", "__str__", "__format__", "__bytes__",
+    "__bool__", "__int__", "__float__", "__complex__", "__index__", "__round__", "__trunc__",
+    "__floor__", "__ceil__", "__lt__", "__le__", "__gt__", "__ge__", "__ne__",
+    "__setitem__", "__delitem__", "__enter__", "__aenter__",
+    "__copy__", "__deepcopy__", "__getstate__", "__setstate__", "__reduce__", "__reduce_ex__",
+    "__getnewargs__", "__getnewargs_ex__", "__neg__", "__pos__", "__abs__", "__invert__",
+    "__length_hint__",
+}) | {
+    f"__{side}{op}__"
+    for op in (
+        "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift",
+        "rshift", "and", "xor", "or",
+    )
+    for side in ("", "r", "i")
+}
+# fmt: on
+_DATACLASS = {"dataclass", "dataclasses.dataclass"}
 
 
 @functools.lru_cache(maxsize=512)
@@ -115,6 +144,75 @@ def _lookup_text(path: str) -> tuple[str, ...]:
                         "utf-8", errors="replace"
                     )
     return tuple(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class _Occurrences:
+    """Per line of a file, the names it may look up: `variable` as a plain name (a load, a
+    `del`, an import, `global`), `attribute` as an attribute (`x.n`, a `case C(n=...)` pattern)
+    or by a string (`getattr(x, "n")`, `__all__ = ["n"]`). A name a line only binds (an
+    assignment target, a parameter, the name a `def` or `class` binds, a keyword argument) or
+    mentions in a docstring is no look-up: nothing there can resolve to a removed definition."""
+
+    variable: dict[int, frozenset[str]]
+    attribute: dict[int, frozenset[str]]
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@functools.lru_cache(maxsize=512)
+def _occurrences(path: str) -> _Occurrences | None:
+    """The look-ups of every line of `path` (None when it does not parse). An occurrence counts
+    on every line its node spans and on the first line of its statement, since coverage may
+    record a multi-line statement on either."""
+    tree = _parse(path)
+    if tree is None:
+        return None
+    variable: dict[int, set[str]] = {}
+    attribute: dict[int, set[str]] = {}
+
+    def add(into: dict[int, set[str]], names: Iterable[str], node: ast.AST, stmt: int) -> None:
+        first = getattr(node, "lineno", stmt)
+        last = getattr(node, "end_lineno", None) or first
+        for line in {stmt, *range(first, last + 1)}:
+            into.setdefault(line, set()).update(names)
+
+    def visit(node: ast.AST, stmt: int) -> None:
+        if isinstance(node, ast.stmt):
+            stmt = node.lineno
+            if (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                return  # a bare string statement (a docstring) looks nothing up
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            add(variable, (node.id,), node, stmt)
+        elif isinstance(node, ast.Attribute):
+            add(attribute, (node.attr,), node, stmt)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            add(attribute, _WORD.findall(node.value), node, stmt)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            add(variable, node.names, node, stmt)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            parts = [p for a in node.names for p in a.name.split(".")]
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts += node.module.split(".")
+            add(variable, parts, node, stmt)
+        elif isinstance(node, ast.MatchClass):
+            add(attribute, node.kwd_attrs, node, stmt)
+        for child in ast.iter_child_nodes(node):
+            visit(child, stmt)
+
+    try:
+        visit(tree, 1)
+    except RecursionError:
+        return None
+    return _Occurrences(
+        {k: frozenset(v) for k, v in variable.items()},
+        {k: frozenset(v) for k, v in attribute.items()},
+    )
 
 
 def _physical_lines(path: str) -> int:
@@ -176,6 +274,32 @@ def _decorators_plain(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDe
         if isinstance(dec, ast.Attribute) and (
             dec.attr in ("setter", "getter", "deleter") or dec.attr in _PLAIN_DECORATORS
         ):
+            continue
+        return False
+    return True
+
+
+def _called_dunder(name: str, owner: ast.ClassDef | None) -> bool:
+    """A method dunder whose absence only a call of it can notice (`_CALLED_DUNDERS`);
+    `__eq__` too when its class defines `__hash__` (then hashing does not change)."""
+    if owner is None:
+        return False  # a module-level `__getattr__` and the like
+    if name == "__eq__":
+        return any(
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__hash__"
+            for n in owner.body
+        )
+    return name in _CALLED_DUNDERS
+
+
+def _owner_decorators_plain(owner: ast.ClassDef, dunder: bool) -> bool:
+    """Whether the class a method is removed from has no decorator that may look at its
+    methods at import. `dataclass` looks only at dunders (which it adds when absent) and
+    fields, so it is plain for other methods."""
+    for dec in owner.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        spelled = ast.unparse(target)
+        if spelled in _DATACLASS and not dunder:
             continue
         return False
     return True
@@ -281,6 +405,49 @@ def _is_test_file(rel: str) -> bool:
     return name.startswith("test_") or name.endswith("_test.py")
 
 
+class _Mentions:
+    """Which lines can look up one of the removed definitions by its name (case 2).
+
+    A module-level function or class is looked up as a plain name (in its module, or after an
+    import), as an attribute of its module or by a string. A method is looked up only as an
+    attribute (`obj.n`, `cls.n`, `super().n`) or by a string: a plain name `n` resolves to a
+    local, global or builtin, never to a class attribute, except in the class body itself (a
+    line such as `alias = n`), so a plain `n` counts for a method only inside its class. Files
+    that do not parse fall back to the spelling (any occurrence of the word, strings and
+    bindings included, docstrings and binding names blanked as `_lookup_text` does)."""
+
+    def __init__(
+        self, root: Path, module_level: set[str], owners: dict[str, list[tuple[str, int, int]]]
+    ) -> None:
+        self.root = root
+        self.names = frozenset(module_level | set(owners))
+        self.owners = owners
+        self.module_level = frozenset(module_level)
+        self.spelled = re.compile(
+            r"(?<![\w])(" + "|".join(map(re.escape, sorted(self.names))) + r")(?![\w])"
+        )
+
+    def line(self, file: str, line: int) -> bool:
+        occ = _occurrences(str(self.root / file))
+        if occ is None:
+            text = _lookup_text(str(self.root / file))
+            return bool(0 < line <= len(text) and self.spelled.search(text[line - 1]))
+        if occ.attribute.get(line, frozenset()) & self.names:
+            return True
+        variable = occ.variable.get(line, frozenset()) & self.names
+        if variable & self.module_level:
+            return True
+        return any(
+            f == file and lo <= line <= hi for n in variable for f, lo, hi in self.owners.get(n, ())
+        )
+
+    def file(self, file: str) -> bool:
+        occ = _occurrences(str(self.root / file))
+        if occ is None:
+            return bool(self.spelled.search("\n".join(_lookup_text(str(self.root / file)))))
+        return any(self.line(file, n) for n in {*occ.attribute, *occ.variable})
+
+
 def select_for_removal(
     candidate: Candidate,
     cmap: CoverageMap,
@@ -293,6 +460,8 @@ def select_for_removal(
         return None
     root = Path(seed.root)
     names: set[str] = set()
+    owners: dict[str, list[tuple[str, int, int]]] = {}  # method name -> its classes' spans
+    module_level: set[str] = set()
     spans: dict[str, list[tuple[int, int, set[int]]]] = {}
     classes = _seed_classes(seed)
     for unit in candidate.units:
@@ -304,9 +473,12 @@ def select_for_removal(
         node, owner = found
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         name = node.name
-        if (name.startswith("__") and name.endswith("__")) or name in _EXCEPTION_METHODS:
+        dunder = name.startswith("__") and name.endswith("__")
+        if name in _EXCEPTION_METHODS or (dunder and not _called_dunder(name, owner)):
             return None
         if owner is not None and not _bases_known(owner, classes, set()):
+            return None
+        if owner is not None and not _owner_decorators_plain(owner, dunder):
             return None
         if isinstance(node, ast.ClassDef) and not _bases_known(node, classes, set()):
             return None
@@ -314,9 +486,13 @@ def select_for_removal(
         if header is None:
             return None
         names.add(name)
+        if owner is not None:
+            owners.setdefault(name, []).append((file, owner.lineno, owner.end_lineno or 0))
+        else:
+            module_level.add(name)
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         spans.setdefault(file, []).append((first, node.end_lineno or node.lineno, header))
-    mention = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w])")
+    mentions = _Mentions(root, module_level, owners)
 
     lines_by_file: dict[str, set[int]] = {}
     for file, per_line in cmap.lines.items():
@@ -331,7 +507,7 @@ def select_for_removal(
             if in_removed:
                 continue
             src = text[line - 1] if 0 < line <= len(text) else ""
-            if mention.search(src) or DYNAMIC.search(src):
+            if mentions.line(file, line) or DYNAMIC.search(src):
                 lines_by_file.setdefault(file, set()).add(line)
     picked: set[str] = set()
     for file, lines in lines_by_file.items():
@@ -345,7 +521,7 @@ def select_for_removal(
     test_files = {t.split("::", 1)[0] for t in pool}
     for rel in _test_path_files(seed):
         whole = "\n".join(_lookup_text(str(root / rel)))
-        if not (mention.search(whole) or DYNAMIC.search(whole)):
+        if not (mentions.file(rel) or DYNAMIC.search(whole)):
             continue
         if rel in test_files:
             picked.update(t for t in pool if t.split("::", 1)[0] == rel)
