@@ -5,16 +5,20 @@ attribute look-ups, `hasattr`, `dir()` and registries may see the difference. A 
 observe the removal of a definition named `n` only in one of these ways:
 
 1. it runs the removed code itself (a line of a removed body, on the original);
-2. some code it runs looks `n` up by name: that line mentions `n` (as an identifier, or as a
-   string such as `getattr(x, "n")`, `__all__ = ["n"]` or `mock.patch.object(m, "n")`);
+2. some code it runs looks `n` up by name: that line mentions `n` where a look-up can reach
+   the definition (`_Mentions`: a plain name, an import, an attribute or a string such as
+   `getattr(x, "n")`, `__all__ = ["n"]` or `mock.patch.object(m, "n")`; for a method, only an
+   attribute, a string or a plain name in its own class body);
 3. some code it runs looks names up without spelling them: `getattr`/`hasattr` with a computed
    name, `dir()`, `vars()`, `__dict__`, `globals()`, `inspect`, `importlib`, `__subclasses__`...;
 4. the interpreter or a library looks it up implicitly: dunder methods (operators, protocols),
-   decorators (registration at import), metaclasses and `__init_subclass__`, or methods of a
-   class whose bases come from outside the seed (a stdlib `NodeVisitor` calls `visit_<name>`,
-   a `JSONEncoder` calls `default`).
+   decorators (registration at import; on the definition or on its class), metaclasses and
+   `__init_subclass__`, or methods of a class whose bases come from outside the seed (a stdlib
+   `NodeVisitor` calls `visit_<name>`, a `JSONEncoder` calls `default`).
 
-Case 4 is refused outright (None: the full suite runs). For cases 1 to 3 the coverage map says
+Case 4 is refused outright (None: the full suite runs), except the dunders that are only ever
+looked up to be called at once (`_CALLED_DUNDERS`: constructors, conversions, operators...):
+the look-up runs the body, so case 1 covers them. For cases 1 to 3 the coverage map says
 which tests ran each line of the seed's sources, and a test file is taken whole when its own
 text mentions `n` or a dynamic look-up (test files are not in the map). A line in any of these
 sets that ran where every test may depend on it (while the seed's modules were imported, in a
@@ -23,10 +27,12 @@ definitions themselves, which run at import whether or not anyone uses them (the
 and default values were refused or checked to be side-effect free). Helper modules among the
 test paths (conftest.py, shared helpers) that mention `n` or a dynamic look-up: full suite.
 
-"Mentions" are read on the lines with what cannot look a name up blanked out (`_lookup_text`):
-docstrings and other bare string statements, the name a `def`/`class` binds and parameter names.
-A method `parse` elsewhere, or a docstring saying "inspect", then no longer pulls in the full
-suite just because it ran at import.
+Mentions come from the syntax tree (`_occurrences`), so what only binds a name (an assignment
+target, a dataclass field, a parameter, the name a `def`/`class` binds) or a docstring never
+counts; a file that does not parse falls back to the spelling. Dynamic look-ups (case 3) are
+read on the lines with docstrings and bindings blanked out (`_lookup_text`). A method `parse`
+elsewhere, a field `left` of another class, or a docstring saying "inspect", then no longer pulls
+in the full suite just because it ran at import.
 """
 
 from __future__ import annotations
