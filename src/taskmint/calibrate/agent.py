@@ -448,7 +448,10 @@ def calibrate_models(
         return out
 
     try:
-        estimates = run_sequential(keys, sample, policy, group=lambda k: (k[1], k[2]))
+        # a (model, hint level) is a group; the keys of one task share its difficulty
+        estimates = run_sequential(
+            keys, sample, policy, group=lambda k: (k[1], k[2]), task=lambda k: k[0]
+        )
     finally:
         for client in clients.values():
             client.close()

@@ -16,6 +16,10 @@ hint_levels = [0]        # 0 = no hint; k = hints[:k] given to the model
 retire_at = 0.9
 rule = "threshold"       # or "optimal": Bayes-optimal stopping for an expected misplacement
 target_error = 0.05      # ... of at most this much per key (rule = "optimal" only)
+prior = "auto"           # "joint": share strength across the models of each task (an
+                         # item-response model); "auto" = joint with rule = "threshold";
+                         # "pooled": each (model, hint) on its own; "uniform"
+joint_weight = "fit"     # the joint prior's weight against the pooled one, or a number in [0, 1)
 
 [calibration.bands]      # band -> lowest solve rate in it; the band with 0.0 is the floor
 easy = 0.8
@@ -169,6 +173,8 @@ class CalibrationConfig:
     retire_at: float = 0.9
     rule: str = "threshold"  # or "optimal": see calibrate.sequential
     target_error: float = 0.05  # expected misplacement per key the "optimal" rule aims at
+    prior: str = "auto"  # "auto", "joint", "pooled" or "uniform": see calibrate.sequential
+    joint_weight: float | str = "fit"  # "fit" or the joint prior's weight in [0, 1)
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.models]
@@ -196,6 +202,13 @@ class CalibrationConfig:
             raise ManifestError("rule must be 'threshold' or 'optimal'")
         if not 0.0 < self.target_error < 0.5:
             raise ManifestError("target_error must be in (0, 0.5), e.g. 0.05")
+        if self.prior not in ("auto", "joint", "pooled", "uniform"):
+            raise ManifestError("prior must be 'auto', 'joint', 'pooled' or 'uniform'")
+        if self.prior == "joint" and self.rule != "threshold":
+            raise ManifestError("prior = 'joint' works with rule = 'threshold' only")
+        weight = self.joint_weight
+        if weight != "fit" and (isinstance(weight, (str, bool)) or not 0.0 <= float(weight) < 1.0):
+            raise ManifestError('joint_weight must be "fit" or a number in [0, 1), e.g. 0.9')
 
     def model(self, name: str) -> ModelConfig:
         """The model called `name`."""
