@@ -39,6 +39,7 @@ from taskmint.calibrate.sequential import (
 TASKS = 1000
 ABILITIES = np.array([-1.0, 0.0, 0.8, 1.6])
 K_FIXED = 16
+LEAN_CONFIDENCE = 0.93
 SEED = int(os.environ.get("TASKMINT_BENCH_SEED", "0"))
 POPULATIONS = {
     "spread": (1.8, 2.0),  # difficulty sd, median slope
@@ -123,6 +124,17 @@ def test_sequential_sampling_against_fixed_k16(population: str) -> None:
         f"misplaced strict {j_strict:.3f}  beyond +-{joint.margin} {j_zone:.3f}  "
         f"({j_seconds:.1f}s)"
     )
+    # The joint prior at 0.95 misplaces well under 5%; `confidence = 0.93` (a setting of the
+    # models file) spends that slack. Seeds 0-4: spread 0.30-0.31x at 2.9-4.0%, polarized
+    # 0.23x at 1.6-2.7% (k=16: 3.0-3.7% and 1.2-1.7%).
+    lean = SequentialPolicy(confidence=LEAN_CONFIDENCE)
+    est = run_sequential(keys, sample, lean, group=lambda k: k[1], task=lambda k: k[0])
+    l_strict, l_zone = _misplacement({k: e.band for k, e in est.items()}, truth, lean.margin)
+    l_ratio = sum(e.attempts for e in est.values()) / fixed_rollouts
+    print(
+        f"  threshold rule, joint prior, confidence {LEAN_CONFIDENCE}: ratio {l_ratio:.3f}x  "
+        f"misplaced strict {l_strict:.3f}  beyond +-{lean.margin} {l_zone:.3f}"
+    )
     for label in ("likeliest", "safest"):
         floor = _floor(truth, label)
         print(
@@ -133,6 +145,7 @@ def test_sequential_sampling_against_fixed_k16(population: str) -> None:
         "threshold, pooled": (ratio, seq_zone),
         "optimal, pooled": (o_ratio, o_zone),
         "threshold, joint": (j_ratio, j_zone),
+        f"threshold, joint, confidence {LEAN_CONFIDENCE}": (l_ratio, l_zone),
     }
     best = min((r for r in rules.items() if r[1][1] <= 0.05), key=lambda r: r[1][0])
     verdict = "MET" if best[1][0] <= 0.35 else "NOT MET"
@@ -141,15 +154,15 @@ def test_sequential_sampling_against_fixed_k16(population: str) -> None:
         f"{best[1][1]:.3f} (target <= 0.35x): {verdict}"
     )
 
-    # the asserts are on the default rule with tasks (the joint prior), the best one here; the
-    # pooled prior's threshold rule lands at 4.8-5.1% over seeds 0-4, so it is only printed
-    assert j_zone <= 0.05
-    assert best[0] == "threshold, joint"
+    # the asserts are on the joint prior, the best one here; the pooled prior's threshold rule
+    # lands at 4.8-5.1% over seeds 0-4, so it is only printed
+    assert j_zone <= 0.05 and l_zone <= 0.05
+    assert best[0].startswith("threshold, joint")
     assert seq_rollouts < 0.6 * fixed_rollouts
     assert j_ratio < ratio  # sharing across the models of a task saves rollouts
-    # measured over seeds 0-4 (joint): polarized 0.264-0.275x, spread 0.348-0.354x (pooled:
-    # 0.54-0.58x): the target is met on polarized, and on spread at 2 of those 5 seeds only
-    assert best[1][0] <= (0.35 if population == "polarized" else 0.37)
+    # measured over seeds 0-4 (joint, default confidence 0.95): polarized 0.264-0.275x, spread
+    # 0.348-0.354x (pooled: 0.54-0.58x); at confidence 0.93, 0.23x and 0.30-0.31x
+    assert best[1][0] <= 0.35
 
 
 def _floor(truth: np.ndarray, label: str) -> tuple[float, float]:
