@@ -28,6 +28,9 @@ from taskmint.sandbox.base import WORKSPACE, Sandbox
 
 __all__ = ["CoverageMap", "coverage_map"]
 
+# The marker file the pytest plugin records process starts under (`record_spawns`).
+SPAWN_FILE = "/taskmint-spawned-a-process"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CoverageMap:
@@ -40,6 +43,24 @@ class CoverageMap:
     lines: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
     # file -> line -> test files whose collection (or module fixtures) executed it
     collect_lines: dict[str, dict[int, tuple[str, ...]]] = field(default_factory=dict)
+    # tests (indices; -1: outside any one test) and test files that started a process: the
+    # code it ran is not in the map, so they may see any edit (`always_run`)
+    spawned: tuple[int, ...] = ()
+    spawned_files: tuple[str, ...] = ()
+
+    def always_run(self, universe: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
+        """The tests every selection must hold: those that started another process (a CLI
+        test running the seed in a subprocess), whose lines coverage never saw. None when a
+        process was started outside any one test (at import, in a shared fixture): no
+        selection is exact then."""
+        if -1 in self.spawned:
+            return None
+        chosen = {self.tests[i] for i in self.spawned}
+        if self.spawned_files:
+            pool = self.tests if universe is None else universe
+            files = set(self.spawned_files)
+            chosen.update(t for t in pool if t.split("::", 1)[0] in files)
+        return tuple(sorted(chosen))
 
     def tests_touching(
         self, file: str, first: int, last: int, universe: tuple[str, ...] | None = None
@@ -81,6 +102,8 @@ def _to_json(cmap: CoverageMap) -> dict[str, object]:
         "collect_lines": {
             f: {str(k): list(v) for k, v in ls.items()} for f, ls in cmap.collect_lines.items()
         },
+        "spawned": list(cmap.spawned),
+        "spawned_files": list(cmap.spawned_files),
     }
 
 
@@ -95,6 +118,8 @@ def _from_json(data: dict[str, object]) -> CoverageMap:
             f: {int(k): tuple(v) for k, v in ls.items()}
             for f, ls in data.get("collect_lines", {}).items()  # type: ignore[attr-defined]
         },
+        spawned=tuple(data.get("spawned", ())),  # type: ignore[arg-type]
+        spawned_files=tuple(data.get("spawned_files", ())),  # type: ignore[arg-type]
     )
 
 
@@ -107,26 +132,39 @@ def _read(db: Path, snapshot_id: str) -> CoverageMap:
     lines: dict[str, dict[int, tuple[int, ...]]] = {}
     collect_lines: dict[str, dict[int, tuple[str, ...]]] = {}
     prefix = WORKSPACE.rstrip("/") + "/"
+    spawned: set[int] = set()
+    spawned_files: set[str] = set()
+
+    def owners(contexts: Iterable[str]) -> tuple[set[int], set[str]]:
+        ids: set[int] = set()
+        files: set[str] = set()
+        for ctx in contexts:
+            head, _, tail = ctx.partition("|")
+            test, _, phase = ctx.rpartition("|")
+            if head == "collect" and tail:
+                files.add(tail)
+            elif test and phase in ("run", "setup"):
+                # a test's own phases (function-scoped fixtures only: wider fixtures and
+                # teardowns, which may leave shared state, are in other contexts)
+                ids.add(index.setdefault(test, len(index)))
+            else:
+                ids.add(-1)
+        return ids, files
+
     for measured in data.measured_files():
+        if measured == SPAWN_FILE:
+            for contexts in data.contexts_by_lineno(measured).values():
+                ids, files = owners(contexts)
+                spawned.update(ids)
+                spawned_files.update(files)
+            continue
         if not measured.startswith(prefix):
             continue
         rel = measured[len(prefix) :]
         per_line: dict[int, tuple[int, ...]] = {}
         per_line_files: dict[int, tuple[str, ...]] = {}
         for line, contexts in data.contexts_by_lineno(measured).items():
-            ids: set[int] = set()
-            files: set[str] = set()
-            for ctx in contexts:
-                head, _, tail = ctx.partition("|")
-                test, _, phase = ctx.rpartition("|")
-                if head == "collect" and tail:
-                    files.add(tail)
-                elif test and phase in ("run", "setup"):
-                    # a test's own phases (function-scoped fixtures only: wider fixtures and
-                    # teardowns, which may leave shared state, are in other contexts)
-                    ids.add(index.setdefault(test, len(index)))
-                else:
-                    ids.add(-1)
+            ids, files = owners(contexts)
             per_line[line] = tuple(sorted(ids))
             if files:
                 per_line_files[line] = tuple(sorted(files))
@@ -134,7 +172,12 @@ def _read(db: Path, snapshot_id: str) -> CoverageMap:
         collect_lines[rel] = per_line_files
     tests = tuple(sorted(index, key=index.__getitem__))
     return CoverageMap(
-        snapshot_id=snapshot_id, tests=tests, lines=lines, collect_lines=collect_lines
+        snapshot_id=snapshot_id,
+        tests=tests,
+        lines=lines,
+        collect_lines=collect_lines,
+        spawned=tuple(sorted(spawned)),
+        spawned_files=tuple(sorted(spawned_files)),
     )
 
 
@@ -232,8 +275,9 @@ def coverage_map(
     """The coverage map of `seed` (None when it cannot be had: the run failed)."""
     cache_file = None
     if cache_dir is not None:
-        # -m2: single-module seeds are measured through their folder (maps before were empty)
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m2"
+        # -m2: single-module seeds are measured through their folder (maps before were empty);
+        # -m3: tests that start processes are recorded (`spawned`)
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m3"
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))

@@ -47,17 +47,25 @@ def select_tests(
     to the function widens the span to the whole body). `feature_cluster`: several stubbed
     bodies, the union of their tests.
 
-    Tests that start subprocesses running the seed's code are not seen by the coverage map;
-    seeds that do so should not rely on selection (not the case for the bundled seeds).
+    Code that a test runs in another process (a CLI test running the seed in a subprocess)
+    is not in the coverage map, so every test that started a process (`CoverageMap.spawned`:
+    seen by an audit hook during the coverage run) is in every selection, and a process
+    started outside any one test means the full suite.
 
     `remove_function`, `remove_class` (given the seed, whose sources it reads): see
     `taskmint.validate.removal`.
     """
-    if cmap is not None and seed is not None and candidate.strategy in REMOVAL:
-        return select_for_removal(candidate, cmap, seed, universe)
-    if cmap is None or candidate.strategy not in BODY_LEVEL or not candidate.spans:
+    if cmap is None:
         return None
-    picked: set[str] = set()
+    spawned = cmap.always_run(universe)
+    if spawned is None:
+        return None
+    picked: set[str] = set(spawned)
+    if seed is not None and candidate.strategy in REMOVAL:
+        removal = select_for_removal(candidate, cmap, seed, universe)
+        return None if removal is None else tuple(sorted(picked.union(removal)))
+    if candidate.strategy not in BODY_LEVEL or not candidate.spans:
+        return None
     for file, first, last in candidate.spans:
         tests = cmap.tests_touching(file, first, last, universe)
         if tests is None:

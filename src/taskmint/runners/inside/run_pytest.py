@@ -134,6 +134,7 @@ def main() -> int:
     finally:
         if cov is not None:
             cov.stop()
+            plugin.record_spawns(cov)
             cov.save()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 
 import pytest
 
@@ -21,7 +22,23 @@ _state: dict[str, object] = {
     "ctx": "",
     "order": "declared",
     "seed": None,
+    "spawns": None,
 }
+# Audit events of starting another program or process: what it runs is not measured, so the
+# coverage map must know which test phases did it (`record_spawns`).
+_SPAWN_EVENTS = frozenset(
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "pty.spawn",
+    }
+)
+SPAWN_FILE = "/taskmint-spawned-a-process"  # the coverage data's marker file for those phases
 
 
 def configure(
@@ -53,6 +70,29 @@ def configure(
     _state["select"] = set(select) if select is not None else None
     _state["order"] = order
     _state["seed"] = seed
+    if cov is not None and _state["spawns"] is None:
+        _state["spawns"] = set()
+        sys.addaudithook(_audit)
+
+
+def _audit(event: str, _args: object) -> None:
+    if event in _SPAWN_EVENTS:
+        spawns = _state["spawns"]
+        if isinstance(spawns, set):
+            spawns.add(_state["ctx"])
+
+
+def record_spawns(cov: object) -> None:
+    """Mark, in the coverage data, each context in which a process was started: line 1 of
+    `SPAWN_FILE` (the code such a process ran is not in the data, so the map must treat those
+    test phases as able to see any edit)."""
+    spawns = _state["spawns"]
+    if not isinstance(spawns, set) or not spawns:
+        return
+    data = cov.get_data()  # type: ignore[attr-defined]
+    for ctx in sorted(spawns):
+        data.set_context(ctx)
+        data.add_lines({SPAWN_FILE: [1]})
 
 
 def _context(name: str) -> None:
