@@ -111,6 +111,10 @@ def test_a_constructor_is_selected_by_the_tests_that_ran_it(removals):
     cand = removal(seed, "Box.__init__", file=BOXES)
     picked = select_tests(cand, cmap, baseline.stable_passed, seed)
     assert _files(picked) == {"tests/test_box.py", "tests/test_ledger.py"}  # test_ledger: getattr
+    # a class whose body is `pass` (run at import like its header) is selected by its uses
+    error = removal(seed, "BoxError", strategy="remove_class", file=BOXES)
+    picked = select_tests(error, cmap, baseline.stable_passed, seed)
+    assert _files(picked) == {"tests/test_box.py", "tests/test_ledger.py"}
 
 
 def test_a_name_spelled_only_by_its_tests_selects_their_files(removals):
@@ -140,6 +144,7 @@ def test_selected_and_full_runs_agree(removals, sandbox):
         removal(seed, "volume", file=BOXES),
         removal(seed, "Box.__init__", file=BOXES),
         removal(seed, "Label.shout", file=BOXES),
+        removal(seed, "BoxError", strategy="remove_class", file=BOXES),
     ]
     for cand in cands:
         fast = validate_candidate(
@@ -234,3 +239,25 @@ def test_occurrences_tell_look_ups_from_bindings(tmp_path: Path) -> None:
     # a multi-line statement counts on its first line and on the attribute's own line
     assert "area" in attr[8] and "area" in attr[9] and "size" in attr[9]
     assert "area" in attr[11]
+
+
+def test_dynamic_look_ups_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
+    from taskmint.validate.removal import _occurrences
+
+    src = tmp_path / "mod.py"
+    src.write_text(
+        "import inspect\n"  # 1: importing is no look-up
+        "from pickle import loads as undump\n"  # 2: binds a dynamic name, looks nothing up
+        "def f(x, locals=None):\n"  # 3: a parameter named locals
+        "    return g(locals=[x])\n"  # 4: a keyword argument named locals
+        "def h(obj):\n"  # 5
+        "    return inspect.getmembers(obj)\n"  # 6: dynamic
+        "def k(data):\n"  # 7
+        "    return undump(data)\n"  # 8: dynamic, through the imported name
+        "class C(metaclass=Meta):\n"  # 9: dynamic
+        "    msg = 'use getattr'\n"  # 10: a string is no call
+        "y = obj.__dict__\n"  # 11: dynamic
+    )
+    occ = _occurrences(str(src))
+    assert occ is not None
+    assert sorted(occ.dynamic) == [6, 8, 9, 11]

@@ -52,12 +52,19 @@ __all__ = ["REMOVAL", "select_for_removal"]
 
 REMOVAL = frozenset({"remove_function", "remove_class"})
 
-DYNAMIC = re.compile(
-    r"\b(getattr|hasattr|delattr|dir|vars|globals|locals|eval|exec|__import__|import_module"
-    r"|attrgetter|methodcaller|getmembers|__subclasses__|__dict__|__getattr__"
-    r"|__getattribute__|__class_getitem__|__init_subclass__|__set_name__|metaclass"
-    r"|inspect|importlib|pkgutil|pickle|copyreg|singledispatch)\b"
-)
+# Names and attributes through which code looks names up without spelling them (case 3); a
+# class statement with a `metaclass` too. Read from the syntax tree (`_occurrences`): a name
+# loaded or an attribute taken among these (an import of `inspect` alone is not, nor a keyword
+# argument `locals=`), or a name the file binds by importing from one of `_DYNAMIC_MODULES`
+# (`from pickle import loads`). `DYNAMIC` spells them for files that do not parse.
+_DYNAMIC_MODULES = frozenset({"inspect", "importlib", "pkgutil", "pickle", "copyreg"})
+_DYNAMIC_WORDS = _DYNAMIC_MODULES | {
+    "getattr", "hasattr", "delattr", "dir", "vars", "globals", "locals", "eval", "exec",
+    "__import__", "import_module", "attrgetter", "methodcaller", "getmembers", "singledispatch",
+    "__subclasses__", "__dict__", "__getattr__", "__getattribute__", "__class_getitem__",
+    "__init_subclass__", "__set_name__",
+}  # fmt: skip
+DYNAMIC = re.compile(r"\b(" + "|".join(sorted(_DYNAMIC_WORDS | {"metaclass"})) + r")\b")
 # Decorators that only wrap: the decorated name is then used by spelling it.
 _PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "cached_property"}
 _BUILTIN_BASES = {
@@ -162,6 +169,7 @@ class _Occurrences:
 
     variable: dict[int, frozenset[str]]
     attribute: dict[int, frozenset[str]]
+    dynamic: frozenset[int]  # lines that look names up dynamically (case 3)
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -177,6 +185,22 @@ def _occurrences(path: str) -> _Occurrences | None:
         return None
     variable: dict[int, set[str]] = {}
     attribute: dict[int, set[str]] = {}
+    dynamic: dict[int, set[str]] = {}
+    words = set(_DYNAMIC_WORDS)  # and the names this file binds from a dynamic module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            words.update(
+                a.asname or a.name.split(".")[0]
+                for a in node.names
+                if a.name.split(".")[0] in _DYNAMIC_MODULES
+            )
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and not node.level
+            and node.module.split(".")[0] in _DYNAMIC_MODULES
+        ):
+            words.update(a.asname or a.name for a in node.names)
 
     def add(into: dict[int, set[str]], names: Iterable[str], node: ast.AST, stmt: int) -> None:
         first = getattr(node, "lineno", stmt)
@@ -195,8 +219,16 @@ def _occurrences(path: str) -> _Occurrences | None:
                 return  # a bare string statement (a docstring) looks nothing up
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             add(variable, (node.id,), node, stmt)
+            if node.id in words:
+                add(dynamic, (node.id,), node, stmt)
         elif isinstance(node, ast.Attribute):
             add(attribute, (node.attr,), node, stmt)
+            if node.attr in words:
+                add(dynamic, (node.attr,), node, stmt)
+        elif isinstance(node, ast.ClassDef):
+            for kw in node.keywords:
+                if kw.arg == "metaclass":
+                    add(dynamic, ("metaclass",), kw.value, stmt)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             add(attribute, _WORD.findall(node.value), node, stmt)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -218,6 +250,7 @@ def _occurrences(path: str) -> _Occurrences | None:
     return _Occurrences(
         {k: frozenset(v) for k, v in variable.items()},
         {k: frozenset(v) for k, v in attribute.items()},
+        frozenset(dynamic),
     )
 
 
@@ -337,7 +370,9 @@ def _simple(expr: ast.expr | None) -> bool:
 
 
 def _plain_statement(stmt: ast.stmt) -> bool:
-    """A class-level assignment of a simple value, or a docstring."""
+    """A class-level assignment of a simple value, a docstring or `pass` (it runs at import)."""
+    if isinstance(stmt, ast.Pass):
+        return True
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         return _simple(stmt.value)
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
@@ -366,7 +401,7 @@ def _header_lines(node: ast.AST) -> set[int] | None:
                 lines |= inner
             elif _plain_statement(stmt):
                 lines |= set(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
-            elif not isinstance(stmt, ast.Pass):
+            else:
                 return None
         return lines
     return None
@@ -454,6 +489,22 @@ class _Mentions:
         return any(self.line(file, n) for n in {*occ.attribute, *occ.variable})
 
 
+def _dynamic_line(root: Path, file: str, line: int) -> bool:
+    """Whether `line` of `file` looks names up dynamically (case 3)."""
+    occ = _occurrences(str(root / file))
+    if occ is None:
+        text = _lookup_text(str(root / file))
+        return bool(0 < line <= len(text) and DYNAMIC.search(text[line - 1]))
+    return line in occ.dynamic
+
+
+def _dynamic_file(root: Path, file: str) -> bool:
+    occ = _occurrences(str(root / file))
+    if occ is None:
+        return bool(DYNAMIC.search("\n".join(_lookup_text(str(root / file)))))
+    return bool(occ.dynamic)
+
+
 def select_for_removal(
     candidate: Candidate,
     cmap: CoverageMap,
@@ -502,7 +553,6 @@ def select_for_removal(
 
     lines_by_file: dict[str, set[int]] = {}
     for file, per_line in cmap.lines.items():
-        text = _lookup_text(str(root / file))
         for line in per_line:
             in_removed = False
             for first, last, header in spans.get(file, ()):
@@ -512,8 +562,7 @@ def select_for_removal(
                         lines_by_file.setdefault(file, set()).add(line)
             if in_removed:
                 continue
-            src = text[line - 1] if 0 < line <= len(text) else ""
-            if mentions.line(file, line) or DYNAMIC.search(src):
+            if mentions.line(file, line) or _dynamic_line(root, file, line):
                 lines_by_file.setdefault(file, set()).add(line)
     picked: set[str] = set()
     for file, lines in lines_by_file.items():
@@ -526,8 +575,7 @@ def select_for_removal(
     pool = cmap.tests if universe is None else universe
     test_files = {t.split("::", 1)[0] for t in pool}
     for rel in _test_path_files(seed):
-        whole = "\n".join(_lookup_text(str(root / rel)))
-        if not (mentions.file(rel) or DYNAMIC.search(whole)):
+        if not (mentions.file(rel) or _dynamic_file(root, rel)):
             continue
         if rel in test_files:
             picked.update(t for t in pool if t.split("::", 1)[0] == rel)
