@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test bench bench-pypi lint clean
+.PHONY: setup system-deps images demo test bench bench-pypi exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -40,6 +40,10 @@ bench: setup
 # The refresh on real PyPI sdists (seed_apps/pypi_seeds.toml): needs the package index.
 bench-pypi: setup
 	$(PY) -m pytest -q -s tests/bench/test_pypi_seeds.py -p no:cacheprovider
+
+# Selected against full-suite validation on the PyPI seeds (needs the package index).
+exactness: setup
+	$(PY) scripts/selection_exactness.py
 
 lint: setup
 	$(VENV)/bin/ruff check src tests flows
