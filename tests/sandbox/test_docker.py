@@ -7,6 +7,7 @@ through scripts/build-base-image.sh), the tiny seed's environment image once per
 from __future__ import annotations
 
 import _thread
+import contextlib
 import dataclasses
 import os
 import socket
@@ -24,7 +25,12 @@ from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunResult, RunSpec
-from taskmint.sandbox.docker import DockerOptions, DockerSandbox
+from taskmint.sandbox.docker import (
+    _VOLUME_LABEL,
+    DockerOptions,
+    DockerSandbox,
+    sweep_environment_volumes,
+)
 from taskmint.sandbox.images import (
     build_base_image,
     build_environment_image,
@@ -381,6 +387,38 @@ except OSError as exc:
     # A second sandbox finds the volumes complete and reuses them.
     with DockerSandbox(options=cold.options) as again:
         assert again._key(spec).volumes == volumes
+
+
+def test_stale_environment_volumes_are_swept(cold, base_image):
+    """Volumes of an image that no longer exists go; those of an existing image, or mounted by
+    a container, stay."""
+    api = cold.api
+    label = _VOLUME_LABEL
+    live = str(api.inspect_image(base_image)["Id"]).split(":")[-1][:16]
+    stale, kept, busy = (
+        "taskmint-env-test-stale",
+        "taskmint-env-test-kept",
+        "taskmint-env-test-busy",
+    )
+    api.create_volume(stale, labels={label: "0000feedface0000"})
+    api.create_volume(kept, labels={label: live})
+    api.create_volume(busy, labels={label: "0000feedface0001"})
+    holder = api.create_container(
+        base_image,
+        command=["/bin/true"],
+        host_config=api.create_host_config(binds={busy: {"bind": "/v", "mode": "ro"}}),
+    )["Id"]
+    try:
+        removed = sweep_environment_volumes(api)
+        names = {v["Name"] for v in api.volumes().get("Volumes") or []}
+        assert stale in removed and stale not in names
+        assert kept in names and kept not in removed
+        assert busy in names and busy not in removed
+    finally:
+        api.remove_container(holder, force=True)
+        for name in (stale, kept, busy):
+            with contextlib.suppress(Exception):
+                api.remove_volume(name, force=True)
 
 
 def test_missing_daemon_is_a_clear_error():

@@ -69,7 +69,7 @@ from taskmint.sandbox.images import (
 )
 from taskmint.sandbox.warm import WarmPool
 
-__all__ = ["DockerOptions", "DockerSandbox"]
+__all__ = ["DockerOptions", "DockerSandbox", "sweep_environment_volumes"]
 
 _LABEL = "taskmint.sandbox"
 _OWNER = "taskmint.owner"
@@ -742,6 +742,7 @@ def _environment_volumes(
     have = {v["Name"] for v in found}
     if marker in have and all(n in have for n, _ in names):
         return tuple(names)
+    sweep_environment_volumes(api)  # a new set is being made: the stale ones of old images go
     for name, _ in names:
         if name in have:
             api.remove_volume(name, force=True)
@@ -770,6 +771,28 @@ def _environment_volumes(
         raise SandboxError(f"the volumes of {image} do not hold the image's files")
     api.create_volume(marker, labels={_VOLUME_LABEL: image_id})
     return tuple(names)
+
+
+def sweep_environment_volumes(api: Any) -> list[str]:
+    """Remove the environment volumes (`_environment_volumes`) of images that no longer exist
+    (an environment image rebuilt or deleted leaves its volumes behind). A volume still mounted
+    by a container stays (the daemon refuses), as do volumes of images that exist. Returns the
+    names removed."""
+    found = api.volumes(filters={"label": _VOLUME_LABEL}).get("Volumes") or []
+    if not found:
+        return []
+    images = {str(i.get("Id", "")).split(":")[-1][:16] for i in api.images(all=True, quiet=False)}
+    removed = []
+    for volume in found:
+        owner = (volume.get("Labels") or {}).get(_VOLUME_LABEL, "")
+        if owner in images:
+            continue
+        try:
+            api.remove_volume(volume["Name"])
+        except Exception:  # in use, or gone already: left to a later sweep
+            continue
+        removed.append(str(volume["Name"]))
+    return removed
 
 
 def _measures_coverage(spec: RunSpec) -> bool:
