@@ -275,8 +275,15 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
         seed = acquire_task(source, config.cache_dir)
         env = envs_task(seed, config.cache_dir)
         index = index_task(seed)
-        baseline = baseline_task(seed, env, config)
-        cmap = coverage_task(seed, env, config) if baseline.usable else None
+        # The coverage run goes beside the original runs: it takes the worker that the odd
+        # original run and the bytecode build leave idle. It is waited for either way, and its
+        # result (or error) only counts when the original suite is usable.
+        cmap_future = coverage_task.submit(seed, env, config)
+        try:
+            baseline = baseline_task(seed, env, config)
+        finally:
+            cmap_future.wait()
+        cmap = cmap_future.result() if baseline.usable else None
         excised = excise_task(seed, index, config, cmap)
     except TaskmintError as exc:
         logger.error("seed %s skipped: %s", source.label, exc)

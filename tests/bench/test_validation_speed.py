@@ -94,10 +94,12 @@ def taskmint(
     cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
     try:
         start = time.monotonic()
-        baseline = run_baseline(
-            seed, env, box, runs=5, limits=LIMITS, workers=workers, cache_dir=cache
-        )
-        cmap = coverage_map(seed, env, box, limits=LIMITS, cache_dir=cache)
+        with ThreadPoolExecutor(1) as side:  # as the refresh flow does: coverage beside them
+            cov = side.submit(coverage_map, seed, env, box, limits=LIMITS, cache_dir=cache)
+            baseline = run_baseline(
+                seed, env, box, runs=5, limits=LIMITS, workers=workers, cache_dir=cache
+            )
+            cmap = cov.result()
         per_seed = time.monotonic() - start
         with ThreadPoolExecutor(workers) as pool:
             verdicts = list(
