@@ -189,28 +189,6 @@ def test_tiny_seed_removals_agree_with_the_full_suite(
         ), cand.units
 
 
-def test_lookup_text_blanks_bindings_and_docstrings_only(tmp_path: Path) -> None:
-    from taskmint.validate.removal import _lookup_text
-
-    src = tmp_path / "mod.py"
-    src.write_text(
-        '"""Docstring naming area and getattr."""\n'
-        "def area(width, height=area_default):\n"
-        '    """area again."""\n'
-        '    return getattr(shape, "area")\n'
-        "class Area(Base, key=area):\n"
-        "    pass\n"
-        "x = 'area'  # a string that is not a bare statement\n"
-    )
-    text = _lookup_text(str(src))
-    assert text[0].strip() == "" and text[2].strip() == ""
-    assert "area(" not in text[1] and "width" not in text[1]
-    assert "area_default" in text[1]  # a default value is a look-up
-    assert text[3] == '    return getattr(shape, "area")'
-    assert "Area" not in text[4] and "Base" in text[4] and "key=area" in text[4]
-    assert "'area'" in text[6]
-
-
 def test_occurrences_tell_look_ups_from_bindings(tmp_path: Path) -> None:
     from taskmint.validate.removal import _occurrences
 
@@ -261,3 +239,12 @@ def test_dynamic_look_ups_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
     occ = _occurrences(str(src))
     assert occ is not None
     assert sorted(occ.dynamic) == [6, 8, 9, 11]
+
+
+def test_a_file_that_does_not_parse_falls_back_to_the_spelling(tmp_path: Path) -> None:
+    from taskmint.validate.removal import _dynamic_line, _Mentions
+
+    (tmp_path / "bad.py").write_text("def broken(:\n    return area\nx = getattr(y, z)\n")
+    mentions = _Mentions(tmp_path, set(), {"area": [("other.py", 1, 9)]})
+    assert mentions.line("bad.py", 2) and not mentions.line("bad.py", 3)
+    assert _dynamic_line(tmp_path, "bad.py", 3) and not _dynamic_line(tmp_path, "bad.py", 2)

@@ -27,10 +27,10 @@ definitions themselves, which run at import whether or not anyone uses them (the
 and default values were refused or checked to be side-effect free). Helper modules among the
 test paths (conftest.py, shared helpers) that mention `n` or a dynamic look-up: full suite.
 
-Mentions come from the syntax tree (`_occurrences`), so what only binds a name (an assignment
-target, a dataclass field, a parameter, the name a `def`/`class` binds) or a docstring never
-counts; a file that does not parse falls back to the spelling. Dynamic look-ups (case 3) are
-read on the lines with docstrings and bindings blanked out (`_lookup_text`). A method `parse`
+Mentions and dynamic look-ups (case 3) come from the syntax tree (`_occurrences`), so what only
+binds a name (an assignment target, a dataclass field, a parameter, the name a `def`/`class`
+binds) or a docstring never counts; a file that does not parse falls back to the spelling of
+the words on its raw lines (`DYNAMIC`, `_Mentions.spelled`). A method `parse`
 elsewhere, a field `left` of another class, or a docstring saying "inspect", then no longer pulls
 in the full suite just because it ran at import.
 """
@@ -117,46 +117,6 @@ def _read(path: str) -> tuple[str, ...]:
         return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
     except OSError:
         return ()
-
-
-@functools.lru_cache(maxsize=512)
-def _lookup_text(path: str) -> tuple[str, ...]:
-    """The file's lines with what cannot look a name up blanked out: bare string statements
-    (docstrings; doctests never run here, since the seed's pytest configuration is not used)
-    and the name a `def` or `class` statement binds (binding is not a look-up; its decorators,
-    defaults and bases stay). Strings elsewhere stay: `getattr(x, "n")` spells `n`."""
-    lines = list(_read(path))
-    tree = _parse(path)
-    if tree is None or len(lines) != _physical_lines(path):
-        return tuple(lines)  # unparsable, or line numbers that may not match the parser's
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-            and node.end_lineno is not None
-        ):
-            first, last = node.lineno, node.end_lineno
-            if _alone(lines, first, node.col_offset, last, node.end_col_offset):
-                for i in range(first - 1, min(last, len(lines))):
-                    lines[i] = ""
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            i = node.lineno - 1
-            if 0 <= i < len(lines):
-                kw = "class" if isinstance(node, ast.ClassDef) else "def"
-                pattern = rf"\b{kw}\s+{re.escape(node.name)}(?!\w)"
-                lines[i] = re.sub(pattern, lambda m: " " * len(m.group(0)), lines[i], count=1)
-        elif isinstance(node, ast.arg) and node.end_col_offset is not None:
-            # a parameter's name binds; its annotation and default are separate nodes
-            i = node.lineno - 1
-            if 0 <= i < len(lines) and node.end_lineno == node.lineno:
-                raw = lines[i].encode("utf-8")
-                start, stop = node.col_offset, node.col_offset + len(node.arg.encode("utf-8"))
-                if raw[start:stop] == node.arg.encode("utf-8"):
-                    lines[i] = (raw[:start] + b" " * (stop - start) + raw[stop:]).decode(
-                        "utf-8", errors="replace"
-                    )
-    return tuple(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,23 +212,6 @@ def _occurrences(path: str) -> _Occurrences | None:
         {k: frozenset(v) for k, v in attribute.items()},
         frozenset(dynamic),
     )
-
-
-def _physical_lines(path: str) -> int:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return -1
-    return len(re.split(r"\r\n|\r|\n", text)) - (1 if re.search(r"(\r\n|\r|\n)$", text) else 0)
-
-
-def _alone(lines: list[str], first: int, col: int, last: int, end_col: int | None) -> bool:
-    """Whether a statement spanning (first, col)..(last, end_col) has its lines to itself."""
-    if not (0 < first <= len(lines) and 0 < last <= len(lines)) or end_col is None:
-        return False
-    before = lines[first - 1][:col].strip()
-    after = lines[last - 1][end_col:].strip()
-    return not before and (not after or after.startswith("#"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -454,8 +397,7 @@ class _Mentions:
     attribute (`obj.n`, `cls.n`, `super().n`) or by a string: a plain name `n` resolves to a
     local, global or builtin, never to a class attribute, except in the class body itself (a
     line such as `alias = n`), so a plain `n` counts for a method only inside its class. Files
-    that do not parse fall back to the spelling (any occurrence of the word, strings and
-    bindings included, docstrings and binding names blanked as `_lookup_text` does)."""
+    that do not parse fall back to the spelling (any occurrence of the word on a raw line)."""
 
     def __init__(
         self, root: Path, module_level: set[str], owners: dict[str, list[tuple[str, int, int]]]
@@ -471,7 +413,7 @@ class _Mentions:
     def line(self, file: str, line: int) -> bool:
         occ = _occurrences(str(self.root / file))
         if occ is None:
-            text = _lookup_text(str(self.root / file))
+            text = _read(str(self.root / file))
             return bool(0 < line <= len(text) and self.spelled.search(text[line - 1]))
         if occ.attribute.get(line, frozenset()) & self.names:
             return True
@@ -485,7 +427,7 @@ class _Mentions:
     def file(self, file: str) -> bool:
         occ = _occurrences(str(self.root / file))
         if occ is None:
-            return bool(self.spelled.search("\n".join(_lookup_text(str(self.root / file)))))
+            return bool(self.spelled.search("\n".join(_read(str(self.root / file)))))
         return any(self.line(file, n) for n in {*occ.attribute, *occ.variable})
 
 
@@ -493,7 +435,7 @@ def _dynamic_line(root: Path, file: str, line: int) -> bool:
     """Whether `line` of `file` looks names up dynamically (case 3)."""
     occ = _occurrences(str(root / file))
     if occ is None:
-        text = _lookup_text(str(root / file))
+        text = _read(str(root / file))
         return bool(0 < line <= len(text) and DYNAMIC.search(text[line - 1]))
     return line in occ.dynamic
 
@@ -501,7 +443,7 @@ def _dynamic_line(root: Path, file: str, line: int) -> bool:
 def _dynamic_file(root: Path, file: str) -> bool:
     occ = _occurrences(str(root / file))
     if occ is None:
-        return bool(DYNAMIC.search("\n".join(_lookup_text(str(root / file)))))
+        return bool(DYNAMIC.search("\n".join(_read(str(root / file)))))
     return bool(occ.dynamic)
 
 
