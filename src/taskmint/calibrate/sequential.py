@@ -405,10 +405,7 @@ def _decide_group(
     """Band and stop the keys of one group that were sampled this round (earlier stops keep
     the band they stopped with)."""
     pooled = policy.prior == "pooled" and len(idx) >= policy.pool_min
-    if pooled:
-        prior = fit_prior(solves[idx], attempts[idx], smoothing=policy.smoothing)
-    else:
-        prior = np.full(len(_GRID), 1.0 / len(_GRID))
+    prior = _group_prior(solves[idx], attempts[idx], policy, pooled=pooled)
     if policy.rule == "optimal" and pooled:
         table = stopping_table(prior, policy)
         names = [name for name, _, _ in band_edges(policy.bands)]
@@ -427,16 +424,43 @@ def _decide_group(
     for j, i in enumerate(idx):
         if attempts[i] == 0 or int(i) not in active:
             continue
-        # the likeliest band, and whether the posterior is sure of it up to the margin
-        b = int(strict[j].argmax())
-        sure = bool(wide[j, b] >= policy.confidence)
-        band[i], conf[i] = names[b], float(wide[j, b])
-        if done[i]:
-            continue
-        if attempts[i] >= policy.min_attempts and sure:
-            done[i] = decided[i] = True
-        elif attempts[i] >= policy.cap:
-            done[i] = True
+        _threshold_step(
+            int(i), strict[j], wide[j], names, attempts, done, band, conf, decided, policy
+        )
+
+
+def _group_prior(
+    solves: np.ndarray, attempts: np.ndarray, policy: SequentialPolicy, *, pooled: bool
+) -> np.ndarray:
+    """A group's prior on the grid: pooled over its keys (`fit_prior`), or uniform."""
+    if pooled:
+        return fit_prior(solves, attempts, smoothing=policy.smoothing)
+    return np.full(len(_GRID), 1.0 / len(_GRID))
+
+
+def _threshold_step(
+    i: int,
+    strict: np.ndarray,
+    wide: np.ndarray,
+    names: list[str],
+    attempts: np.ndarray,
+    done: np.ndarray,
+    band: list[str | None],
+    conf: np.ndarray,
+    decided: np.ndarray,
+    policy: SequentialPolicy,
+) -> None:
+    """The threshold rule for key `i` given its band posteriors (strict and widened by the
+    margin): record the likeliest band; stop once it is sure of it up to the margin (after
+    `min_attempts`) or at the cap. A key stopped earlier keeps its stop."""
+    b = int(strict.argmax())
+    band[i], conf[i] = names[b], float(wide[b])
+    if done[i]:
+        return
+    if attempts[i] >= policy.min_attempts and wide[b] >= policy.confidence:
+        done[i] = decided[i] = True
+    elif attempts[i] >= policy.cap:
+        done[i] = True
 
 
 # --- the joint (item-response) prior ------------------------------------------------------------
@@ -671,13 +695,12 @@ class _Joint:
             smoothing=policy.smoothing,
             irt_weight=start_weight,
         )
-        pooled = []
-        for g in range(self.shape[1]):
-            mine = self.col == g
-            if mine.sum() >= policy.pool_min:
-                pooled.append(fit_prior(solves[mine], attempts[mine], smoothing=policy.smoothing))
-            else:
-                pooled.append(np.full(len(_GRID), 1.0 / len(_GRID)))
+        pooled = [
+            _group_prior(
+                solves[mine], attempts[mine], policy, pooled=bool(mine.sum() >= policy.pool_min)
+            )
+            for mine in (self.col == g for g in range(self.shape[1]))
+        ]
         post = joint_band_posterior(
             s_tab, n_tab, fit, pooled, policy.bands, policy.margin, fit_weight=not fixed
         )
@@ -685,12 +708,7 @@ class _Joint:
         for i in active:
             if attempts[i] == 0:
                 continue
-            b = int(strict[i].argmax())
-            band[i], conf[i] = post.names[b], float(wide[i, b])
-            if done[i]:
-                continue
-            if attempts[i] >= policy.min_attempts and wide[i, b] >= policy.confidence:
-                done[i] = decided[i] = True
-            elif attempts[i] >= policy.cap:
-                done[i] = True
+            _threshold_step(
+                i, strict[i], wide[i], post.names, attempts, done, band, conf, decided, policy
+            )
         return dataclasses.replace(fit, irt_weight=post.irt_weight)
