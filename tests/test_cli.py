@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from taskmint.cli import build_parser, main
+from taskmint.cli import build_parser, main, prefect_defaults
 
 
 def _commands() -> list[str]:
@@ -50,3 +50,12 @@ def test_missing_dataset_is_a_clear_error(tmp_path, capsys):
     assert main(["--output", str(tmp_path), "show", "x"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("taskmint: error: no published version") and "make demo" in err
+
+
+def test_prefect_gets_time_to_start_its_server_unless_the_user_said_otherwise():
+    env: dict[str, str] = {}
+    prefect_defaults(env)
+    assert env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] == "120"
+    mine = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "7"}
+    prefect_defaults(mine)
+    assert mine["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] == "7"

@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
 from taskmint.calibrate.reference import Verifier
@@ -490,9 +490,22 @@ _COMMANDS = {
 }
 
 
+# Prefect gives its ephemeral API server 20 s to start; on a loaded 2-core machine it can take
+# longer (`make demo` failed so once after the test suite), so the CLI allows 120 s unless the
+# user set it.
+PREFECT_DEFAULTS = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
+
+
+def prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Set taskmint's defaults for Prefect settings the user did not set (before any flow)."""
+    for key, value in PREFECT_DEFAULTS.items():
+        environ.setdefault(key, value)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `taskmint` console script."""
     args = build_parser().parse_args(argv)
+    prefect_defaults()
     try:
         config = _config(args)
         return _COMMANDS[args.command](args, config)
