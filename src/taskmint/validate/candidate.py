@@ -53,11 +53,13 @@ def validate_candidate(
     limits: Limits,
     coverage: CoverageMap | None = None,
 ) -> Verdict:
-    """The `validate` verb: run the broken tree `runs` times and compare with the baseline.
+    """The `validate` verb: run the broken tree up to `runs` times and compare with the baseline.
 
     With a coverage map, only the tests whose outcome can change run (see `select_tests`);
-    every other stable test is PASS_TO_PASS by construction. Never raises for a bad candidate:
-    every outcome is a `Verdict`.
+    every other stable test is PASS_TO_PASS by construction. The first run runs that selection;
+    each later run repeats only the tests whose verdict is still open (`_open_tests`: those that
+    have not passed yet), and none is made when no test is open. Never raises for a bad
+    candidate: every outcome is a `Verdict`.
     """
     start = time.monotonic()
 
@@ -89,8 +91,19 @@ def validate_candidate(
         selected = baseline.stable_passed
     observed = set(selected) if selected is not None else stable
     bytecode = Path(baseline.bytecode) if baseline.bytecode else None
+    failing = set(baseline.failing)
     reports: list[RunReport] = []
+    # What each test did in the runs that were asked to run it.
+    seen: dict[str, list[str]] = {}
+    request: tuple[str, ...] | None = selected
     for index in range(runs):
+        if index > 0:
+            # Later runs re-run only the tests whose verdict is still open (see `_open_tests`):
+            # a test that passed once can no longer be FAIL_TO_PASS, and a test failing on the
+            # original that failed once can no longer be "newly passing".
+            request = _open_tests(observed, failing, seen)
+            if not request:
+                break
         plan = run_plan(index)
         try:
             ws = materialize(seed, candidate.breaking_patch, bytecode=bytecode)
@@ -103,7 +116,7 @@ def validate_candidate(
                 seed.manifest,
                 env,
                 limits=run_limits,
-                test_ids=selected,
+                test_ids=request,
                 order=plan.order,
                 seed=plan.seed,
                 keep_workspace=False,
@@ -119,22 +132,25 @@ def validate_candidate(
                 broken_runs=len(reports) + 1,
             )
         reports.append(report)
-    maps = [r.outcome_map() for r in reports]
+        outcomes = report.outcome_map()
+        asked = set(request) if request is not None else set(outcomes) | stable
+        for tid in asked:
+            seen.setdefault(tid, []).append(outcomes.get(tid, "missing"))
     f2p, p2p, unstable = [], [], []
     for tid in baseline.stable_passed:
         if tid not in observed:  # cannot observe the edit (see select_tests)
             p2p.append(tid)
             continue
-        outcomes = [m.get(tid, "missing") for m in maps]
-        if all(o == "passed" for o in outcomes):
+        results = seen.get(tid, ["missing"])
+        if all(o == "passed" for o in results):
             p2p.append(tid)
-        elif all(o != "passed" for o in outcomes):
+        elif all(o != "passed" for o in results):
             f2p.append(tid)
         else:
             unstable.append(tid)
     failure_messages = _failure_messages(f2p, reports)
     newly_passing = sorted(
-        tid for tid in baseline.failing if maps and all(m.get(tid) == "passed" for m in maps)
+        tid for tid in baseline.failing if tid in seen and all(o == "passed" for o in seen[tid])
     )
     # A test with mixed results on the broken tree is dropped (neither FAIL_TO_PASS nor
     # PASS_TO_PASS), like a test that flakes on the original; the task keeps the rest.
@@ -164,6 +180,31 @@ def validate_candidate(
     if not f2p:
         return verdict("no_failing_tests", "no test fails when this code is removed", **common)
     return verdict("accepted", f"{len(f2p)} test(s) fail without the removed code", **common)
+
+
+def _open_tests(
+    observed: set[str], failing: set[str], seen: dict[str, list[str]]
+) -> tuple[str, ...]:
+    """The tests a further broken run must repeat: those whose verdict one more run can change.
+
+    A stable test is FAIL_TO_PASS only if it failed in every run, so once it passed it is
+    settled: PASS_TO_PASS if it passed every time, dropped if its results mixed. Re-running it
+    could only move it between those two, which are both "not FAIL_TO_PASS", and so could change
+    neither the accept/reject verdict nor the FAIL_TO_PASS set. A test failing on the original
+    matters only if it passes in every run ("side effects"), so once it failed it is settled.
+    Everything else (a stable test that never passed, a failing one that always passed) runs
+    again, in the next run's order and seed (`run_plan`). Every FAIL_TO_PASS test therefore
+    failed in each of the runs, as with full re-runs; what re-runs no longer catch is a test
+    that passed the first time and would fail later (a flake of the broken tree), which stays
+    PASS_TO_PASS: it passed in every run of the original, which is what the solved task is.
+    """
+    open_ = [
+        tid
+        for tid, results in seen.items()
+        if (tid in observed and "passed" not in results)
+        or (tid in failing and all(o == "passed" for o in results))
+    ]
+    return tuple(sorted(open_))
 
 
 def _failure_messages(
