@@ -1,14 +1,17 @@
 """Is exact test selection exact on real code? Selected against full-suite validation.
 
 Usage: python scripts/selection_exactness.py [SEEDS_TOML] [--per-seed N] [--strategies a,b]
-       [--only name,name] [--cache DIR]
+       [--only name,name] [--cache DIR] [--reruns]
 
 For every seed of SEEDS_TOML (default: seed_apps/pypi_seeds.toml, real PyPI packages nobody here
 wrote), build the baseline (3 runs) and the coverage map, excise up to N candidates (default 12)
 of the given strategies (default remove_function,remove_class), and validate each twice: with
 the coverage map (only the selected tests run) and without it (the full suite). Prints one line
 per candidate (the share of the suite selected; DIFFER and the missing FAIL_TO_PASS tests when
-the two disagree) and the agreement. A seed that cannot be built is reported and skipped.
+the two disagree) and the agreement. With --reruns, the comparison is of the broken tree's
+second run instead: both sides run the selection twice, one repeating only the tests still
+failing (the default), the other the whole selection (`validate_candidate(reruns="all")`).
+A seed that cannot be built is reported and skipped.
 Exit status 1 when any candidate disagrees. Caches go to --cache (default
 $TMPDIR/taskmint-exactness), so a second run only validates.
 """
@@ -39,6 +42,7 @@ def main() -> int:
     parser.add_argument("--per-seed", type=int, default=12)
     parser.add_argument("--strategies", default="remove_function,remove_class")
     parser.add_argument("--only", default="", help="comma list of seed locations to keep")
+    parser.add_argument("--reruns", action="store_true", help="compare the second runs")
     parser.add_argument("--cache", default=Path(tempfile.gettempdir()) / "taskmint-exactness")
     args = parser.parse_args()
     only = {s for s in args.only.split(",") if s}
@@ -68,10 +72,21 @@ def main() -> int:
             suite = max(len(baseline.stable_passed), 1)
             for cand in cands:
                 sel = select_tests(cand, cmap, baseline.stable_passed, seed)
+                runs = 2 if args.reruns else 1
                 fast = validate_candidate(
-                    cand, seed, env, baseline, box, runs=1, limits=limits, coverage=cmap
+                    cand, seed, env, baseline, box, runs=runs, limits=limits, coverage=cmap
                 )
-                full = validate_candidate(cand, seed, env, baseline, box, runs=1, limits=limits)
+                full = validate_candidate(
+                    cand,
+                    seed,
+                    env,
+                    baseline,
+                    box,
+                    runs=runs,
+                    limits=limits,
+                    coverage=cmap if args.reruns else None,
+                    reruns="all" if args.reruns else "open",
+                )
                 same = (fast.status, fast.fail_to_pass) == (full.status, full.fail_to_pass)
                 total += 1
                 agree += same

@@ -122,3 +122,18 @@ def test_no_second_run_when_nothing_failed(coin):
     verdict = validate_candidate(cand, seed, env, baseline, spy, runs=2, limits=LIMITS)
     assert verdict.status == "no_failing_tests"
     assert verdict.broken_runs == 1 and spy.selections == [None]
+
+
+def test_reruns_all_repeat_everything_with_the_same_verdict(coin):
+    seed, env, baseline, cand = coin
+    spy = Spy()
+    full = validate_candidate(cand, seed, env, baseline, spy, runs=2, limits=LIMITS, reruns="all")
+    assert spy.selections == [None, None]
+    open_ = validate_candidate(cand, seed, env, baseline, LocalSandbox(), runs=2, limits=LIMITS)
+    assert (full.status, full.fail_to_pass) == (open_.status, open_.fail_to_pass)
+    # the one difference: a test that passed first and failed later is dropped, not kept
+    later = {t for t in TESTS if passes(t, 0) and not passes(t, 1)}
+    assert set(full.dropped_tests) == set(open_.dropped_tests) | later
+    assert set(full.pass_to_pass) == set(open_.pass_to_pass) - later
+    with pytest.raises(ValueError, match="reruns"):
+        validate_candidate(cand, seed, env, baseline, spy, runs=2, limits=LIMITS, reruns="some")

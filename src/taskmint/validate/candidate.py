@@ -52,13 +52,16 @@ def validate_candidate(
     runs: int,
     limits: Limits,
     coverage: CoverageMap | None = None,
+    reruns: str = "open",
 ) -> Verdict:
     """The `validate` verb: run the broken tree up to `runs` times and compare with the baseline.
 
     With a coverage map, only the tests whose outcome can change run (see `select_tests`);
     every other stable test is PASS_TO_PASS by construction. The first run runs that selection;
     each later run repeats only the tests whose verdict is still open (`_open_tests`: those that
-    have not passed yet), and none is made when no test is open. Never raises for a bad
+    have not passed yet), and none is made when no test is open. `reruns="all"` repeats the whole
+    first run instead: the same verdict and FAIL_TO_PASS (see `_open_tests`), and a test that
+    passed once and failed later is dropped rather than PASS_TO_PASS. Never raises for a bad
     candidate: every outcome is a `Verdict`.
     """
     start = time.monotonic()
@@ -73,6 +76,8 @@ def validate_candidate(
             **kw,  # type: ignore[arg-type]
         )
 
+    if reruns not in ("open", "all"):
+        raise ValueError(f"reruns must be 'open' or 'all', not {reruns!r}")
     if not baseline.usable:
         return verdict("original_failed", baseline.reason)
     run_limits = broken_run_limits(baseline, limits, seed.manifest.timeout)
@@ -97,7 +102,7 @@ def validate_candidate(
     seen: dict[str, list[str]] = {}
     request: tuple[str, ...] | None = selected
     for index in range(runs):
-        if index > 0:
+        if index > 0 and reruns != "all":
             # Later runs re-run only the tests whose verdict is still open (see `_open_tests`):
             # a test that passed once can no longer be FAIL_TO_PASS, and a test failing on the
             # original that failed once can no longer be "newly passing".
