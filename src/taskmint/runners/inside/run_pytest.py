@@ -71,6 +71,15 @@ def _compile_workspace() -> None:
     )
 
 
+def _save_coverage(cov, path: str) -> None:
+    """Write what `cov` measured in memory (lines per context) to the data file `path`."""
+    from coverage import CoverageData
+
+    data = CoverageData(basename=path)
+    data.update(cov.get_data())
+    data.write()
+
+
 def _read_channel() -> tuple[int, str, dict, list]:
     fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
     chunks = []
@@ -112,8 +121,10 @@ def main() -> int:
         import coverage
 
         spec = options["coverage"]
+        # Measured in memory and written once at the end (`_save_coverage`): with a data file,
+        # every context switch (three per test) is a transaction on it.
         cov = coverage.Coverage(
-            data_file=spec["data_file"], source=spec["source"], config_file=False, branch=False
+            data_file=None, source=spec["source"], config_file=False, branch=False
         )
         cov.start()
         _import_sources(spec["source"], options.get("pythonpath", []))
@@ -135,7 +146,7 @@ def main() -> int:
         if cov is not None:
             cov.stop()
             plugin.record_spawns(cov)
-            cov.save()
+            _save_coverage(cov, options["coverage"]["data_file"])
 
 
 if __name__ == "__main__":
