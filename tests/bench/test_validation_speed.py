@@ -3,9 +3,11 @@
 Naive (what SWE-smith does): per seed, one cold run of the original suite; per candidate, copy
 the tree, apply the breaking patch and run the whole suite once, cold, in the sandbox, one after
 another. FAIL_TO_PASS = passed on the original, not passed on the broken tree; accepted when it
-is not empty and the run finished (the same timeout rule as taskmint's: four times the original
-run's wall time plus 5 s, at least 10 s; a broken tree that hangs is rejected, not accepted with
-every unfinished test counted as failing).
+is not empty and the run finished (taskmint's timeout rule for a run of the whole suite: four
+times the original run's wall time plus 5 s, at least 10 s; a broken tree that hangs is
+rejected, not accepted with every unfinished test counted as failing). taskmint's runs of part of
+the suite get that share of it plus 3 s (`broken_run_limits`), so a hang in a small selection
+costs about 3 s instead of 10.
 
 taskmint: per seed, 5 original runs (declared, reversed, shuffled orders; cold and warm), the
 per-test coverage map, then every candidate validated twice on the broken tree (exact test

@@ -50,6 +50,8 @@ class Adapter(abc.ABC):
     """How one test runner is started in the sandbox and how its report is read."""
 
     runner: str = "abstract"
+    # whether a selection runs every test of each file that holds a selected test
+    selects_whole_files: bool = False
 
     def mounts(self, env: Environment) -> list[Mount]:
         """Read-only mounts the runner needs: its interpreter, the environment, runner files."""
@@ -215,6 +217,7 @@ class NodeAdapter(Adapter):
     """node's built-in test runner with taskmint's reporter writing to the report folder."""
 
     runner = "node"
+    selects_whole_files = True
 
     def command(
         self,

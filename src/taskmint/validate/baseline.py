@@ -63,6 +63,9 @@ class Baseline:
     # the snapshot's cached bytecode, copied into every tree validated against this baseline
     # ("" for none; see `taskmint.validate.bytecode`)
     bytecode: str = ""
+    # (test id, its longest duration in seconds over the runs), for every test that reported
+    # one: what a run of part of the suite should take (see `validate.candidate.broken_run_limits`)
+    durations: tuple[tuple[str, float], ...] = ()
 
     @property
     def tests_kept(self) -> int:
@@ -111,7 +114,7 @@ def run_baseline(
     cache_file = None
     if cache_dir is not None:
         key = (
-            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p2"
+            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p3"
             f"-t{min_tests}-{max_tests or 0}"
         )
         cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
@@ -227,6 +230,10 @@ def summarize(
             f"failing, {len(flaky)} flaky), fewer than min_tests={min_tests}; fix the seed's "
             "dependencies or lower min_tests"
         )
+    longest: dict[str, float] = {}
+    for report in reports:
+        for result in report.results:
+            longest[result.test_id] = max(longest.get(result.test_id, 0.0), result.duration)
     cut: list[str] = []
     if not reason and max_tests is not None and len(stable) > max_tests:
         stable, cut = cut_suite(stable, max_tests)
@@ -241,4 +248,5 @@ def summarize(
         max_wall_time=max((r.wall_time for r in reports), default=0.0),
         reason=reason,
         cut=tuple(cut),
+        durations=tuple(sorted((tid, round(d, 6)) for tid, d in longest.items())),
     )

@@ -14,6 +14,7 @@ from taskmint.index.coverage import CoverageMap
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
+from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate.baseline import Baseline, run_plan
 from taskmint.validate.bytecode import install_bytecode
@@ -36,10 +37,39 @@ def materialize(
     return ws
 
 
-def broken_run_limits(baseline: Baseline, limits: Limits, manifest_timeout: float) -> Limits:
-    """A timeout for broken runs scaled from the original suite's time: a hang costs seconds."""
-    wall = min(manifest_timeout, max(10.0, 4 * baseline.max_wall_time + 5.0))
-    return limits.with_wall(wall)
+def broken_run_limits(
+    baseline: Baseline,
+    limits: Limits,
+    manifest_timeout: float,
+    tests: tuple[str, ...] | None = None,
+    whole_files: bool = False,
+) -> Limits:
+    """A timeout for broken runs scaled from the original suite's time: a hang costs seconds.
+
+    The whole suite gets 4x the original's longest wall time plus 5 s, at least 10 s. A run of
+    part of it (`tests`) gets a share of that: 4x the original's wall time times the run's share
+    of the suite, plus 3 s, and never more than the whole suite's limit. The
+    share is the larger of the share of the tests and the share of their summed durations on
+    the original (`Baseline.durations`), so a selection holding the one slow test gets the time
+    that test took; with `whole_files` (a runner that runs every test of a selected file), the
+    tests of every selected file count. A test with no known duration means the whole suite's
+    limit. The margin is 30x a typical warm selection run's time on this machine.
+    """
+    whole = max(10.0, 4 * baseline.max_wall_time + 5.0)
+    wall = whole
+    known = dict(baseline.durations)
+    if tests is not None and known and all(t in known for t in tests):
+        chosen = set(tests)
+        if whole_files:
+            files = {t.split("::", 1)[0] for t in tests}
+            chosen = {t for t in known if t.split("::", 1)[0] in files}
+        total = sum(known.values())
+        share = max(
+            len(chosen) / len(known),
+            sum(known[t] for t in chosen) / total if total > 0 else 0.0,
+        )
+        wall = min(whole, 4 * baseline.max_wall_time * min(share, 1.0) + 3.0)
+    return limits.with_wall(min(manifest_timeout, wall))
 
 
 def validate_candidate(
@@ -80,7 +110,6 @@ def validate_candidate(
         raise ValueError(f"reruns must be 'open' or 'all', not {reruns!r}")
     if not baseline.usable:
         return verdict("original_failed", baseline.reason)
-    run_limits = broken_run_limits(baseline, limits, seed.manifest.timeout)
     stable = set(baseline.stable_passed)
     selected = select_tests(candidate, coverage, baseline.stable_passed, seed)
     if selected is not None:
@@ -97,6 +126,7 @@ def validate_candidate(
     observed = set(selected) if selected is not None else stable
     bytecode = Path(baseline.bytecode) if baseline.bytecode else None
     failing = set(baseline.failing)
+    adapter = adapter_for(seed.manifest)
     reports: list[RunReport] = []
     # What each test did in the runs that were asked to run it.
     seen: dict[str, list[str]] = {}
@@ -110,6 +140,9 @@ def validate_candidate(
             if not request:
                 break
         plan = run_plan(index)
+        run_limits = broken_run_limits(
+            baseline, limits, seed.manifest.timeout, request, adapter.selects_whole_files
+        )
         try:
             ws = materialize(seed, candidate.breaking_patch, bytecode=bytecode)
         except PatchError as exc:

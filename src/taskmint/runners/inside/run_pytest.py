@@ -71,12 +71,12 @@ def _compile_workspace() -> None:
     )
 
 
-def _save_coverage(cov, path: str) -> None:
+def _save_coverage(cov: object, path: str) -> None:
     """Write what `cov` measured in memory (lines per context) to the data file `path`."""
     from coverage import CoverageData
 
     data = CoverageData(basename=path)
-    data.update(cov.get_data())
+    data.update(cov.get_data())  # type: ignore[attr-defined]
     data.write()
 
 
