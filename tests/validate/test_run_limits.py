@@ -25,9 +25,9 @@ WIDE = Limits(wall_seconds=600)
 
 
 def _baseline(tiny_seed, tiny_env, wall: float = 2.0):
-    """100 fast tests over 4 files and one slow test (half the suite's test time)."""
+    """100 fast tests, 2 in each of 50 files, and one slow test (half the suite's test time)."""
     results = [
-        TestResult(test_id=f"t{i % 4}.py::f{i}", outcome="passed", duration=0.01)
+        TestResult(test_id=f"t{i % 50}.py::f{i}", outcome="passed", duration=0.01)
         for i in range(100)
     ]
     results.append(TestResult(test_id="slow.py::big", outcome="passed", duration=1.0))
@@ -55,12 +55,15 @@ def test_the_whole_suite_keeps_the_old_rule(tiny_seed, tiny_env):
 
 def test_a_part_of_the_suite_gets_its_share(tiny_seed, tiny_env):
     baseline = _baseline(tiny_seed, tiny_env, wall=10.0)
-    few = ("t0.py::f0", "t1.py::f1")
-    # 2 of 101 tests, 0.02 of 2.0 s: share 2/101
+    few = ("t0.py::f0", "t0.py::f50")  # one file
+    # 2 of 101 tests (more than 1 of 51 files, or 0.02 of 2.0 s)
     assert abs(broken_run_limits(baseline, WIDE, 600, few).wall_seconds - (40 * 2 / 101 + 3)) < 1e-9
     # the slow test is half of the suite's test time: half the time, whatever the count
     slow = broken_run_limits(baseline, WIDE, 600, ("slow.py::big",)).wall_seconds
     assert abs(slow - (40 * 0.5 + 3)) < 1e-9
+    # one test in each of 10 files: the files' share (10 of 51) counts, not the tests' (10/101)
+    spread = tuple(f"t{i}.py::f{i}" for i in range(10))
+    assert abs(broken_run_limits(baseline, WIDE, 600, spread).wall_seconds - (400 / 51 + 3)) < 1e-9
     # never more than the whole suite's limit; 3 s for start-up whatever the share
     every = tuple(t for t, _ in baseline.durations)
     assert broken_run_limits(baseline, WIDE, 600, every).wall_seconds == 43.0
@@ -73,7 +76,8 @@ def test_a_runner_of_whole_files_counts_every_test_of_those_files(tiny_seed, tin
     one = ("t0.py::f0",)
     by_test = broken_run_limits(baseline, WIDE, 600, one).wall_seconds
     by_file = broken_run_limits(baseline, WIDE, 600, one, whole_files=True).wall_seconds
-    assert abs(by_file - (40 * 25 / 101 + 3)) < 1e-9  # t0.py holds 25 tests
+    assert abs(by_test - (40 / 51 + 3)) < 1e-9  # its file's share
+    assert abs(by_file - (40 * 2 / 101 + 3)) < 1e-9  # t0.py holds 2 tests
     assert by_test < by_file
 
 

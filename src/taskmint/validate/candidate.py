@@ -48,25 +48,30 @@ def broken_run_limits(
 
     The whole suite gets 4x the original's longest wall time plus 5 s, at least 10 s. A run of
     part of it (`tests`) gets a share of that: 4x the original's wall time times the run's share
-    of the suite, plus 3 s, and never more than the whole suite's limit. The
-    share is the larger of the share of the tests and the share of their summed durations on
-    the original (`Baseline.durations`), so a selection holding the one slow test gets the time
-    that test took; with `whole_files` (a runner that runs every test of a selected file), the
-    tests of every selected file count. A test with no known duration means the whole suite's
-    limit. The margin is 30x a typical warm selection run's time on this machine.
+    of the suite, plus 3 s, and never more than the whole suite's limit. The share is the
+    largest of three, each measured on the original (`Baseline.durations`):
+    - the share of the tests (the runner's cost per test);
+    - the share of their summed durations (a selection holding the one slow test gets the time
+      that test took);
+    - the share of the test files they are in (importing or starting each file: a process per
+      file for node).
+    With `whole_files` (a runner that runs every test of a selected file), the tests of every
+    selected file count. A test with no known duration means the whole suite's limit. The margin
+    is about 30x a typical warm selection run's time on this machine.
     """
     whole = max(10.0, 4 * baseline.max_wall_time + 5.0)
     wall = whole
     known = dict(baseline.durations)
     if tests is not None and known and all(t in known for t in tests):
+        files = {t.split("::", 1)[0] for t in tests}
         chosen = set(tests)
         if whole_files:
-            files = {t.split("::", 1)[0] for t in tests}
             chosen = {t for t in known if t.split("::", 1)[0] in files}
         total = sum(known.values())
         share = max(
             len(chosen) / len(known),
             sum(known[t] for t in chosen) / total if total > 0 else 0.0,
+            len(files) / len({t.split("::", 1)[0] for t in known}),
         )
         wall = min(whole, 4 * baseline.max_wall_time * min(share, 1.0) + 3.0)
     return limits.with_wall(min(manifest_timeout, wall))
