@@ -304,6 +304,30 @@ def stopping_table(prior: np.ndarray, policy: SequentialPolicy) -> StoppingTable
 Sampler = Callable[[list[K]], list[bool | None]]
 
 
+@dataclass(slots=True)
+class _Tally:
+    """Per-key state of a sequential run, indexed like its keys: counts so far, and what the
+    stopping rule has said (band, confidence, stopped, stopped because decided)."""
+
+    solves: np.ndarray
+    attempts: np.ndarray
+    done: np.ndarray
+    band: list[str | None]
+    conf: np.ndarray
+    decided: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> _Tally:
+        return cls(
+            solves=np.zeros(n, dtype=int),
+            attempts=np.zeros(n, dtype=int),
+            done=np.zeros(n, dtype=bool),
+            band=[None] * n,
+            conf=np.zeros(n),
+            decided=np.zeros(n, dtype=bool),
+        )
+
+
 def run_sequential(
     keys: Sequence[K],
     sample: Sampler[K],
@@ -324,15 +348,11 @@ def run_sequential(
     """
     keys = list(dict.fromkeys(keys))
     n = len(keys)
-    solves = np.zeros(n, dtype=int)
-    attempts = np.zeros(n, dtype=int)
+    tally = _Tally.empty(n)
+    solves, attempts, done = tally.solves, tally.attempts, tally.done
     errors = np.zeros(n, dtype=int)  # infra errors in a row
     total_errors = np.zeros(n, dtype=int)
-    done = np.zeros(n, dtype=bool)
     groups = [group(k) for k in keys]
-    band: list[str | None] = [None] * n
-    conf = np.zeros(n)
-    decided = np.zeros(n, dtype=bool)
     error: list[str | None] = [None] * n
     joint = None
     if policy.prior == "joint" and task is None:
@@ -367,11 +387,11 @@ def run_sequential(
                 attempts[i] += 1
                 solves[i] += int(outcome)
         if joint is not None:
-            fit = joint.decide(solves, attempts, done, band, conf, decided, set(active), fit)
+            fit = joint.decide(tally, set(active), fit)
             continue
         for g in dict.fromkeys(groups):
             idx = np.array([i for i in range(n) if groups[i] == g])
-            _decide_group(idx, solves, attempts, done, band, conf, decided, policy, set(active))
+            _decide_group(idx, tally, policy, set(active))
     out: dict[K, Estimate[K]] = {}
     for i, key in enumerate(keys):
         low, high = wilson_interval(int(solves[i]), int(attempts[i]))
@@ -382,9 +402,9 @@ def run_sequential(
             rate=round(float(solves[i] / attempts[i]), 4) if attempts[i] else 0.0,
             interval_low=low,
             interval_high=high,
-            band=band[i] if attempts[i] else None,
-            confidence=round(float(conf[i]), 4),
-            decided=bool(decided[i]),
+            band=tally.band[i] if attempts[i] else None,
+            confidence=round(float(tally.conf[i]), 4),
+            decided=bool(tally.decided[i]),
             infra_errors=int(total_errors[i]),
             error=error[i],
         )
@@ -392,18 +412,11 @@ def run_sequential(
 
 
 def _decide_group(
-    idx: np.ndarray,
-    solves: np.ndarray,
-    attempts: np.ndarray,
-    done: np.ndarray,
-    band: list[str | None],
-    conf: np.ndarray,
-    decided: np.ndarray,
-    policy: SequentialPolicy,
-    active: set[int],
+    idx: np.ndarray, tally: _Tally, policy: SequentialPolicy, active: set[int]
 ) -> None:
     """Band and stop the keys of one group that were sampled this round (earlier stops keep
     the band they stopped with)."""
+    solves, attempts, done = tally.solves, tally.attempts, tally.done
     pooled = policy.prior == "pooled" and len(idx) >= policy.pool_min
     prior = _group_prior(solves[idx], attempts[idx], policy, pooled=pooled)
     if policy.rule == "optimal" and pooled:
@@ -413,20 +426,19 @@ def _decide_group(
             n, s = int(attempts[i]), int(solves[i])
             if n == 0 or int(i) not in active or done[i]:
                 continue
-            band[i], conf[i] = names[int(table.band[n, s])], float(table.confidence[n, s])
+            tally.band[i] = names[int(table.band[n, s])]
+            tally.conf[i] = float(table.confidence[n, s])
             if n >= policy.cap:
                 done[i] = True
             elif table.stop[n, s]:
-                done[i] = decided[i] = True
+                done[i] = tally.decided[i] = True
         return
     names, wide = band_posterior(solves[idx], attempts[idx], prior, policy.bands, policy.margin)
     _, strict = band_posterior(solves[idx], attempts[idx], prior, policy.bands, 0.0)
     for j, i in enumerate(idx):
         if attempts[i] == 0 or int(i) not in active:
             continue
-        _threshold_step(
-            int(i), strict[j], wide[j], names, attempts, done, band, conf, decided, policy
-        )
+        _threshold_step(int(i), strict[j], wide[j], names, tally, policy)
 
 
 def _group_prior(
@@ -443,24 +455,20 @@ def _threshold_step(
     strict: np.ndarray,
     wide: np.ndarray,
     names: list[str],
-    attempts: np.ndarray,
-    done: np.ndarray,
-    band: list[str | None],
-    conf: np.ndarray,
-    decided: np.ndarray,
+    tally: _Tally,
     policy: SequentialPolicy,
 ) -> None:
     """The threshold rule for key `i` given its band posteriors (strict and widened by the
     margin): record the likeliest band; stop once it is sure of it up to the margin (after
     `min_attempts`) or at the cap. A key stopped earlier keeps its stop."""
     b = int(strict.argmax())
-    band[i], conf[i] = names[b], float(wide[b])
-    if done[i]:
+    tally.band[i], tally.conf[i] = names[b], float(wide[b])
+    if tally.done[i]:
         return
-    if attempts[i] >= policy.min_attempts and wide[b] >= policy.confidence:
-        done[i] = decided[i] = True
-    elif attempts[i] >= policy.cap:
-        done[i] = True
+    if tally.attempts[i] >= policy.min_attempts and wide[b] >= policy.confidence:
+        tally.done[i] = tally.decided[i] = True
+    elif tally.attempts[i] >= policy.cap:
+        tally.done[i] = True
 
 
 # --- the joint (item-response) prior ------------------------------------------------------------
@@ -668,20 +676,11 @@ class _Joint:
             raise ManifestError("prior 'joint': two keys have the same task and group")
         self.policy = policy
 
-    def decide(
-        self,
-        solves: np.ndarray,
-        attempts: np.ndarray,
-        done: np.ndarray,
-        band: list[str | None],
-        conf: np.ndarray,
-        decided: np.ndarray,
-        active: set[int],
-        fit: JointFit | None,
-    ) -> JointFit:
+    def decide(self, tally: _Tally, active: set[int], fit: JointFit | None) -> JointFit:
         """Refit the model to every attempt so far, then band and stop the keys sampled this
         round (earlier stops keep the band they stopped with). Returns the fit."""
         policy = self.policy
+        solves, attempts = tally.solves, tally.attempts
         s_tab, n_tab = np.zeros(self.shape), np.zeros(self.shape)
         s_tab[self.row, self.col] = solves
         n_tab[self.row, self.col] = attempts
@@ -708,7 +707,5 @@ class _Joint:
         for i in active:
             if attempts[i] == 0:
                 continue
-            _threshold_step(
-                i, strict[i], wide[i], post.names, attempts, done, band, conf, decided, policy
-            )
+            _threshold_step(i, strict[i], wide[i], post.names, tally, policy)
         return dataclasses.replace(fit, irt_weight=post.irt_weight)
