@@ -18,7 +18,9 @@ are set aside). Printed: the speed-up, taskmint's time per candidate against its
 summed durations of every test phase its broken runs executed), candidates per minute, and
 peak memory (host process; the largest sandbox's memory cgroup, which is one worker).
 Run: `make bench` or `.venv/bin/python -m pytest -q -s tests/bench/test_validation_speed.py`.
-Knobs: TASKMINT_BENCH_CANDIDATES (per seed, default 24), TASKMINT_BENCH_SEEDS (comma list).
+Knobs: TASKMINT_BENCH_CANDIDATES (per seed, default 24), TASKMINT_BENCH_SEEDS (comma list of
+bundled seeds, and of `pypi:NAME` for a real package of `seed_apps/pypi_seeds.toml`, fetched
+before anything is timed; `pypi:all` for all of them).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from taskmint.acquire import acquire
 from taskmint.acquire.snapshot import copy_tree
+from taskmint.acquire.sources import acquire_source, load_seed_sources
 from taskmint.config import Limits, SandboxConfig
 from taskmint.envs import build_environment
 from taskmint.excise import excise
@@ -117,6 +120,19 @@ def taskmint(
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def seeds(cache: Path) -> list[tuple[str, SeedApp]]:
+    """The seeds TASKMINT_BENCH_SEEDS names: bundled folders, or `pypi:NAME` / `pypi:all`."""
+    out: list[tuple[str, SeedApp]] = []
+    pypi = {s.location: s for s in load_seed_sources(ROOT / "seed_apps" / "pypi_seeds.toml")}
+    for name in SEEDS.split(","):
+        if name.startswith("pypi:"):
+            wanted = list(pypi) if name == "pypi:all" else [name.removeprefix("pypi:")]
+            out += [(n, acquire_source(pypi[n], cache_dir=cache)) for n in wanted]
+        else:
+            out.append((name, acquire(ROOT / "seed_apps" / name, cache_dir=cache)))
+    return out
+
+
 class PeakWatcher(threading.Thread):
     """The largest `memory.max_usage_in_bytes` of any sandbox memory cgroup seen while running.
 
@@ -149,8 +165,7 @@ def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
     floors: list[tuple[float, float]] = []
     agree = disagree = 0
     n_total = 0
-    for name in SEEDS.split(","):
-        seed = acquire(ROOT / "seed_apps" / name, cache_dir=cache)
+    for name, seed in seeds(cache):
         env = build_environment(seed.manifest, cache_dir=cache)
         cands = excise(seed, index_seed(seed), max_candidates=PER_SEED).candidates
         n_total += len(cands)
