@@ -43,14 +43,16 @@ class CoverageMap:
     lines: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
     # file -> line -> test files whose collection (or module fixtures) executed it
     collect_lines: dict[str, dict[int, tuple[str, ...]]] = field(default_factory=dict)
-    # tests (indices; -1: outside any one test) and test files that started a process: the
-    # code it ran is not in the map, so they may see any edit (`always_run`)
+    # tests (indices; -1: outside any one test) and test files that started a process that
+    # was not measured: the code it ran is not in the map, so they may see any edit
+    # (`always_run`). A measured Python child's lines are in `lines` under the test's context.
     spawned: tuple[int, ...] = ()
     spawned_files: tuple[str, ...] = ()
 
     def always_run(self, universe: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
-        """The tests every selection must hold: those that started another process (a CLI
-        test running the seed in a subprocess), whose lines coverage never saw. None when a
+        """The tests every selection must hold: those that started another process whose
+        lines coverage never saw (a shell, a program that is not Python, a Python child that
+        did not report; see `record_spawns` in the pytest plugin). None when a
         process was started outside any one test (at import, in a shared fixture): no
         selection is exact then."""
         if -1 in self.spawned:
@@ -276,8 +278,9 @@ def coverage_map(
     cache_file = None
     if cache_dir is not None:
         # -m2: single-module seeds are measured through their folder (maps before were empty);
-        # -m3: tests that start processes are recorded (`spawned`)
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m3"
+        # -m3: tests that start processes are recorded (`spawned`); -m4: the Python processes
+        # they start are measured (only unmeasured ones make a test `spawned`)
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m4"
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))

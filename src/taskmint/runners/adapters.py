@@ -35,9 +35,10 @@ V8_COVERAGE_DIR = posixpath.join(REPORT_DIR, "v8cov")
 def runner_fingerprint() -> str:
     """A hash of the in-sandbox runner files: cached results made by other runners are stale."""
     h = hashlib.sha256()
-    for path in sorted(inside_dir().glob("*")):
-        if path.is_file():
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    root = inside_dir()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:12]
 
 

@@ -48,9 +48,13 @@ def select_tests(
     bodies, the union of their tests.
 
     Code that a test runs in another process (a CLI test running the seed in a subprocess)
-    is not in the coverage map, so every test that started a process (`CoverageMap.spawned`:
-    seen by an audit hook during the coverage run) is in every selection, and a process
-    started outside any one test means the full suite.
+    is in the coverage map only when that process measured itself: a Python child started with
+    `subprocess` runs `subcov/sitecustomize.py`, which records its lines in the context of the
+    test phase that started it, and it counts as measured only if it and everything it started
+    in turn left a record (`taskmint_pytest_report.record_spawns`). Every test that started a
+    process that was not measured (`CoverageMap.spawned`: a shell, a program that is not
+    Python, a child that exited without reporting, fork, exec) is in every selection, and such
+    a process started outside any one test means the full suite.
 
     `remove_function`, `remove_class` (given the seed, whose sources it reads): see
     `taskmint.validate.removal`.

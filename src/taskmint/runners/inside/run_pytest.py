@@ -71,6 +71,20 @@ def _compile_workspace() -> None:
     )
 
 
+def _measure_children(spec: dict, here: str, plugin: object) -> None:
+    """Let the Python processes the tests start measure themselves (`subcov/sitecustomize.py`):
+    its folder goes on the PYTHONPATH they inherit, and on this process's own path last (tests
+    often hand their children `os.pathsep.join(sys.path)`; nothing else lives there)."""
+    folder = spec["data_file"] + ".children"
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    sub = os.path.join(here, "subcov")
+    os.environ["TASKMINT_SUBCOV"] = json.dumps({"dir": folder, "source": spec["source"]})
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = sub + (os.pathsep + old if old else "")
+    sys.path.append(sub)
+    plugin.measure_children(folder)  # type: ignore[attr-defined]
+
+
 def _save_coverage(cov: object, path: str) -> None:
     """Write what `cov` measured in memory (lines per context) to the data file `path`."""
     from coverage import CoverageData
@@ -128,6 +142,7 @@ def main() -> int:
         )
         cov.start()
         _import_sources(spec["source"], options.get("pythonpath", []))
+        _measure_children(spec, here, plugin)
     select = options.get("select")
     if options.get("select_file"):
         with open(options["select_file"], encoding="utf-8") as fh:

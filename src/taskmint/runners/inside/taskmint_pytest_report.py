@@ -23,6 +23,7 @@ _state: dict[str, object] = {
     "order": "declared",
     "seed": None,
     "spawns": None,
+    "children": None,
 }
 # Audit events of starting another program or process: what it runs is not measured, so the
 # coverage map must know which test phases did it (`record_spawns`).
@@ -39,6 +40,7 @@ _SPAWN_EVENTS = frozenset(
     }
 )
 SPAWN_FILE = "/taskmint-spawned-a-process"  # the coverage data's marker file for those phases
+_POPEN = "subprocess.Popen"  # the one way of starting a process whose child can be measured
 
 
 def configure(
@@ -71,26 +73,88 @@ def configure(
     _state["order"] = order
     _state["seed"] = seed
     if cov is not None and _state["spawns"] is None:
-        _state["spawns"] = set()
+        _state["spawns"] = {}
         sys.addaudithook(_audit)
+
+
+def measure_children(folder: str) -> None:
+    """Keep `folder/context` holding the current context, for the Python processes the tests
+    start (`subcov/sitecustomize.py` reads it when such a process starts)."""
+    fd = os.open(os.path.join(folder, "context"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.set_inheritable(fd, False)
+    _state["children"] = (folder, fd)
 
 
 def _audit(event: str, _args: object) -> None:
     if event in _SPAWN_EVENTS:
         spawns = _state["spawns"]
-        if isinstance(spawns, set):
-            spawns.add(_state["ctx"])
+        if isinstance(spawns, dict):
+            counts = spawns.setdefault(_state["ctx"], [0, 0])
+            counts[0 if event == _POPEN else 1] += 1
+
+
+def _child_records(folder: str) -> list[dict[str, object]]:
+    records = []
+    for name in sorted(os.listdir(folder)):
+        if not (name.startswith("rec.") and name.endswith(".json")):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                record = json.load(fh)
+            data = os.path.join(folder, "data." + name[len("rec.") : -len(".json")])
+            if os.path.exists(data):
+                record["data"] = data
+                records.append(record)
+        except (OSError, ValueError):
+            continue
+    return records
+
+
+def _complete(record: dict[str, object], kids: dict[object, list], depth: int = 0) -> bool:
+    """Whether every process `record`'s process started left a record, recursively."""
+    mine = kids.get(record["pid"], [])
+    return (
+        depth < 64
+        and record.get("other") == 0
+        and len(mine) == record.get("popens")
+        and all(_complete(k, kids, depth + 1) for k in mine)
+    )
 
 
 def record_spawns(cov: object) -> None:
-    """Mark, in the coverage data, each context in which a process was started: line 1 of
-    `SPAWN_FILE` (the code such a process ran is not in the data, so the map must treat those
-    test phases as able to see any edit)."""
+    """Add the measured child processes' lines to the coverage data, and mark each context in
+    which a process was started that was not measured: line 1 of `SPAWN_FILE` (the code such a
+    process ran is not in the data, so the map must treat those test phases as able to see any
+    edit).
+
+    A context's processes count as measured when it started them all with `subprocess.Popen`
+    (not fork, exec, system or spawn), each of them left a record in that context, no other
+    process did, and the same holds for what they started in turn (`_complete`). Anything else
+    (a program that is not Python, a child run with -I, a scrubbed environment, a process that
+    did not exit normally or that was started without an audit event) leaves the count short or
+    long: that context is marked."""
     spawns = _state["spawns"]
-    if not isinstance(spawns, set) or not spawns:
+    if not isinstance(spawns, dict):
         return
     data = cov.get_data()  # type: ignore[attr-defined]
-    for ctx in sorted(spawns):
+    kids: dict[object, list] = {}
+    children = _state["children"]
+    if isinstance(children, tuple):
+        from coverage import CoverageData
+
+        for record in _child_records(children[0]):
+            child = CoverageData(basename=str(record["data"]))
+            child.read()
+            data.update(child)
+            kids.setdefault(record["ppid"], []).append(record)
+    mine = kids.get(os.getpid(), [])
+    unmeasured = []
+    for ctx in sorted(set(spawns) | {str(r["context"]) for r in mine}):
+        popens, other = spawns.get(ctx, (0, 0))
+        started = [r for r in mine if r["context"] == ctx]
+        if other or len(started) != popens or not all(_complete(r, kids) for r in started):
+            unmeasured.append(ctx)
+    for ctx in unmeasured:
         data.set_context(ctx)
         data.add_lines({SPAWN_FILE: [1]})
 
@@ -100,6 +164,11 @@ def _context(name: str) -> None:
     if cov is not None:
         _state["ctx"] = name
         cov.switch_context(name)  # type: ignore[attr-defined]
+        children = _state["children"]
+        if isinstance(children, tuple):
+            fd = children[1]
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, name.encode(), 0)
 
 
 @pytest.hookimpl(hookwrapper=True)
