@@ -30,17 +30,36 @@ def python_coverage(seed_dir: Path, package: str) -> float:
         work = Path(tmp) / "s"
         shutil.copytree(seed_dir, work)
         run = [sys.executable, "-m", "coverage"]
-        subprocess.run([*run, "run", f"--source={package}", "-m", "pytest", "-q", "-p",
-                        "no:cacheprovider", "tests"], cwd=work, check=True, capture_output=True,
-                       env={"PYTHONPATH": ".", "PATH": "/usr/bin:/bin"})
-        out = subprocess.run([*run, "report"], cwd=work, check=True, capture_output=True,
-                             text=True).stdout
+        subprocess.run(
+            [
+                *run,
+                "run",
+                f"--source={package}",
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "tests",
+            ],
+            cwd=work,
+            check=True,
+            capture_output=True,
+            env={"PYTHONPATH": ".", "PATH": "/usr/bin:/bin"},
+        )
+        out = subprocess.run(
+            [*run, "report"], cwd=work, check=True, capture_output=True, text=True
+        ).stdout
     return float(out.strip().splitlines()[-1].split()[-1].rstrip("%"))
 
 
 def node_coverage(seed_dir: Path) -> float:
-    out = subprocess.run(["node", "--test", "--experimental-test-coverage", "test/"],
-                         cwd=seed_dir, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["node", "--test", "--experimental-test-coverage", "test/"],
+        cwd=seed_dir,
+        capture_output=True,
+        text=True,
+    ).stdout
     match = re.search(r"all files\s*\|\s*([\d.]+)", out)
     return float(match.group(1)) if match else float("nan")
 
@@ -49,28 +68,42 @@ def main() -> None:
     cache = ROOT / "output" / "cache"
     minted: Counter[str] = Counter()
     try:
-        version = Path(sys.argv[1]) if len(sys.argv) > 1 else latest_version(
-            ROOT / "output" / "datasets" / "taskmint")
+        version = (
+            Path(sys.argv[1])
+            if len(sys.argv) > 1
+            else latest_version(ROOT / "output" / "datasets" / "taskmint")
+        )
         minted.update(t.seed for t in load_tasks(version))
-    except Exception as exc:  # noqa: BLE001 - the table is still useful without a dataset
+    except Exception as exc:  # the table is still useful without a dataset
         print(f"(no dataset: {exc})", file=sys.stderr)
-    print("| seed | language | source lines | modules | tests | line coverage | suite time "
-          "(sandbox) | tasks minted |")
+    print(
+        "| seed | language | source lines | modules | tests | line coverage | suite time "
+        "(sandbox) | tasks minted |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for seed_dir in load_seed_list(ROOT / "seed_apps" / "seeds.toml"):
         seed = acquire(seed_dir, cache_dir=cache)
         m = seed.manifest
         suffix = ".py" if m.language == "python" else ".js"
-        files = [p for s in m.source_paths for p in (seed_dir / s).rglob(f"*{suffix}")
-                 if p.name != "__init__.py"]
+        files = [
+            p
+            for s in m.source_paths
+            for p in (seed_dir / s).rglob(f"*{suffix}")
+            if p.name != "__init__.py"
+        ]
         lines = sum(len(p.read_text().splitlines()) for p in files)
         env = build_environment(m, cache_dir=cache)
         base = run_baseline(seed, env, LocalSandbox(), runs=1, limits=Limits(wall_seconds=120))
-        cov = (python_coverage(seed_dir, m.source_paths[0]) if m.language == "python"
-               else node_coverage(seed_dir))
-        print(f"| {m.name} | {m.language} | {lines:,} | {len(files)} | "
-              f"{len(base.stable_passed)} | {cov:.0f}% | {base.max_wall_time:.1f} s | "
-              f"{minted.get(m.name, 0)} |")
+        cov = (
+            python_coverage(seed_dir, m.source_paths[0])
+            if m.language == "python"
+            else node_coverage(seed_dir)
+        )
+        print(
+            f"| {m.name} | {m.language} | {lines:,} | {len(files)} | "
+            f"{len(base.stable_passed)} | {cov:.0f}% | {base.max_wall_time:.1f} s | "
+            f"{minted.get(m.name, 0)} |"
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Literal
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
@@ -22,6 +23,7 @@ from taskmint.validate.selection import select_tests
 
 __all__ = ["broken_run_limits", "materialize", "validate_candidate"]
 
+Reruns = Literal["open", "all"]  # what later broken runs repeat (see `validate_candidate`)
 _MAX_MESSAGES = 20  # failure messages kept per verdict (the statement shows a few)
 
 
@@ -87,7 +89,7 @@ def validate_candidate(
     runs: int,
     limits: Limits,
     coverage: CoverageMap | None = None,
-    reruns: str = "open",
+    reruns: Reruns = "open",
 ) -> Verdict:
     """The `validate` verb: run the broken tree up to `runs` times and compare with the baseline.
 
