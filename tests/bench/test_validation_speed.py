@@ -123,10 +123,14 @@ def taskmint(
 def seeds(cache: Path) -> list[tuple[str, SeedApp]]:
     """The seeds TASKMINT_BENCH_SEEDS names: bundled folders, or `pypi:NAME` / `pypi:all`."""
     out: list[tuple[str, SeedApp]] = []
-    pypi = {s.location: s for s in load_seed_sources(ROOT / "seed_apps" / "pypi_seeds.toml")}
+    manifest = ROOT / "seed_apps" / "pypi_seeds.toml"
     for name in SEEDS.split(","):
         if name.startswith("pypi:"):
+            pypi = {s.location: s for s in load_seed_sources(manifest)}
             wanted = list(pypi) if name == "pypi:all" else [name.removeprefix("pypi:")]
+            unknown = [n for n in wanted if n not in pypi]
+            if unknown:
+                raise ValueError(f"{unknown} not in {manifest} (it has {sorted(pypi)})")
             out += [(n, acquire_source(pypi[n], cache_dir=cache)) for n in wanted]
         else:
             out.append((name, acquire(ROOT / "seed_apps" / name, cache_dir=cache)))
