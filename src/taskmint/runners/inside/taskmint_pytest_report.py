@@ -26,7 +26,8 @@ _state: dict[str, object] = {
     "children": None,
 }
 # Audit events of starting another program or process: what it runs is not measured, so the
-# coverage map must know which test phases did it (`record_spawns`).
+# coverage map must know which test phases did it (`record_spawns`). `subcov/sitecustomize.py`
+# counts the same events in the processes the tests start.
 _SPAWN_EVENTS = frozenset(
     {
         "subprocess.Popen",

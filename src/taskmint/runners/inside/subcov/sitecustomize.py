@@ -20,6 +20,8 @@ This file imports nothing of taskmint.
 import os
 import sys
 
+# The plugin's `_SPAWN_EVENTS` but `subprocess.Popen` (this file cannot import the plugin: it
+# runs in processes without pytest on their path); keep the two in step.
 _OTHER_SPAWNS = frozenset(
     {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn"}
 )
