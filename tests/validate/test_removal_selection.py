@@ -235,10 +235,23 @@ def test_dynamic_look_ups_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
         "class C(metaclass=Meta):\n"  # 9: dynamic
         "    msg = 'use getattr'\n"  # 10: a string is no call
         "y = obj.__dict__\n"  # 11: dynamic
+        "class U:\n"  # 12
+        "    def __getattr__(self, name):\n"  # 13: binds the name
+        "        return 1\n"  # 14
+        "    __getitem__ = __getattr__\n"  # 15: an alias of the method looks nothing up
+        "    def up(self, name):\n"  # 16
+        "        return super().__getattr__(name)\n"  # 17: dynamic, a computed name
+        "mod = __import__(name)\n"  # 18: dynamic, the builtin by its plain name
+        "a = hasattr(obj, 'area') or getattr(obj, 'size', None)\n"  # 19: names spelled
+        "b = getattr(obj, name)\n"  # 20: dynamic, a computed name
+        "c = operator.attrgetter('box.volume', key)\n"  # 21: dynamic, one name computed
+        "d = operator.methodcaller('grow', 2)\n"  # 22: the name spelled, an argument
     )
     occ = _occurrences(str(src))
     assert occ is not None
-    assert sorted(occ.dynamic) == [6, 8, 9, 11]
+    assert sorted(occ.dynamic) == [6, 8, 9, 11, 17, 18, 20, 21]
+    # a look-up by a spelled name still counts as a mention of that name (case 2)
+    assert {"area", "size"} <= occ.attribute[19] and "grow" in occ.attribute[22]
 
 
 def test_a_file_that_does_not_parse_falls_back_to_the_spelling(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -64,6 +65,14 @@ _DYNAMIC_WORDS = _DYNAMIC_MODULES | {
     "__subclasses__", "__dict__", "__getattr__", "__getattribute__", "__class_getitem__",
     "__init_subclass__", "__set_name__",
 }  # fmt: skip
+# As a plain name, one of these dunders is a binding of the file's own (`__getitem__ =
+# __getattr__` in a class body aliases the method): loading it looks nothing up. What the
+# method does when called is on the lines of its body, which are read on their own; as an
+# attribute (`super().__getattr__(name)`, `obj.__dict__`) each still counts. `__import__`, a
+# builtin called by its plain name, stays.
+_ALIASED_DUNDERS = frozenset(
+    w for w in _DYNAMIC_WORDS if w.startswith("__") and w.endswith("__") and w != "__import__"
+)
 DYNAMIC = re.compile(r"\b(" + "|".join(sorted(_DYNAMIC_WORDS | {"metaclass"})) + r")\b")
 # Decorators that only wrap: the decorated name is then used by spelling it.
 _PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "cached_property"}
@@ -135,6 +144,32 @@ class _Occurrences:
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
+# Look-ups by name whose names are all string literals: `hasattr(obj, "name")`,
+# `getattr(obj, "name", None)`, `attrgetter("a.b")`, `methodcaller("name", x)`. They look up
+# exactly the words of those strings, which count as attribute mentions (case 2), so the call is
+# no dynamic look-up. Index: the positional arguments that are names (None: all of them).
+_SPELLED_CALLS: dict[str, slice] = {
+    "getattr": slice(1, 2),
+    "hasattr": slice(1, 2),
+    "delattr": slice(1, 2),
+    "attrgetter": slice(0, None),
+    "methodcaller": slice(0, 1),
+}
+
+
+def _spelled_call(call: ast.Call) -> bool:
+    """Whether `call` is one of `_SPELLED_CALLS` with every name given as a string literal."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    where = _SPELLED_CALLS.get(name or "")
+    if where is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    names = call.args[where]
+    return bool(names) and all(
+        isinstance(a, ast.Constant) and isinstance(a.value, str) for a in names
+    )
+
+
 @functools.lru_cache(maxsize=512)
 def _occurrences(path: str) -> _Occurrences | None:
     """The look-ups of every line of `path` (None when it does not parse). An occurrence counts
@@ -168,7 +203,11 @@ def _occurrences(path: str) -> _Occurrences | None:
         for line in {stmt, *range(first, last + 1)}:
             into.setdefault(line, set()).update(names)
 
+    spelled: set[int] = set()  # ids of the callee nodes of `_spelled_call`s
+
     def visit(node: ast.AST, stmt: int) -> None:
+        if isinstance(node, ast.Call) and _spelled_call(node):
+            spelled.add(id(node.func))
         if isinstance(node, ast.stmt):
             stmt = node.lineno
             if (
@@ -179,11 +218,11 @@ def _occurrences(path: str) -> _Occurrences | None:
                 return  # a bare string statement (a docstring) looks nothing up
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             add(variable, (node.id,), node, stmt)
-            if node.id in words:
+            if node.id in words and node.id not in _ALIASED_DUNDERS and id(node) not in spelled:
                 add(dynamic, (node.id,), node, stmt)
         elif isinstance(node, ast.Attribute):
             add(attribute, (node.attr,), node, stmt)
-            if node.attr in words:
+            if node.attr in words and id(node) not in spelled:
                 add(dynamic, (node.attr,), node, stmt)
         elif isinstance(node, ast.ClassDef):
             for kw in node.keywords:
@@ -351,12 +390,20 @@ def _header_lines(node: ast.AST) -> set[int] | None:
 
 
 def _seed_classes(seed: SeedApp) -> dict[str, list[ast.ClassDef]]:
+    """Every class of the seed's sources, by name (read-only: shared by every candidate)."""
+    return _classes_in(str(seed.root), tuple(seed.files), tuple(seed.manifest.source_paths))
+
+
+@functools.lru_cache(maxsize=8)
+def _classes_in(
+    root: str, files: tuple[str, ...], source_paths: tuple[str, ...]
+) -> dict[str, list[ast.ClassDef]]:
     classes: dict[str, list[ast.ClassDef]] = {}
-    for rel in seed.files:
+    for rel in files:
         if rel.endswith(".py") and any(
-            rel == s or rel.startswith(s.rstrip("/") + "/") for s in seed.manifest.source_paths
+            rel == s or rel.startswith(s.rstrip("/") + "/") for s in source_paths
         ):
-            tree = _parse(str(Path(seed.root) / rel))
+            tree = _parse(os.path.join(root, rel))
             for node in ast.walk(tree) if tree is not None else ():
                 if isinstance(node, ast.ClassDef):
                     classes.setdefault(node.name, []).append(node)
@@ -403,6 +450,7 @@ class _Mentions:
         self, root: Path, module_level: set[str], owners: dict[str, list[tuple[str, int, int]]]
     ) -> None:
         self.root = root
+        self._root = str(root)
         self.names = frozenset(module_level | set(owners))
         self.owners = owners
         self.module_level = frozenset(module_level)
@@ -411,9 +459,9 @@ class _Mentions:
         )
 
     def line(self, file: str, line: int) -> bool:
-        occ = _occurrences(str(self.root / file))
+        occ = _occurrences(os.path.join(self._root, file))
         if occ is None:
-            text = _read(str(self.root / file))
+            text = _read(os.path.join(self._root, file))
             return bool(0 < line <= len(text) and self.spelled.search(text[line - 1]))
         if occ.attribute.get(line, frozenset()) & self.names:
             return True
@@ -425,17 +473,18 @@ class _Mentions:
         )
 
     def file(self, file: str) -> bool:
-        occ = _occurrences(str(self.root / file))
+        occ = _occurrences(os.path.join(self._root, file))
         if occ is None:
-            return bool(self.spelled.search("\n".join(_read(str(self.root / file)))))
+            return bool(self.spelled.search("\n".join(_read(os.path.join(self._root, file)))))
         return any(self.line(file, n) for n in {*occ.attribute, *occ.variable})
 
 
 def _dynamic_line(root: Path, file: str, line: int) -> bool:
     """Whether `line` of `file` looks names up dynamically (case 3)."""
-    occ = _occurrences(str(root / file))
+    path = os.path.join(root, file)
+    occ = _occurrences(path)
     if occ is None:
-        text = _read(str(root / file))
+        text = _read(path)
         return bool(0 < line <= len(text) and DYNAMIC.search(text[line - 1]))
     return line in occ.dynamic
 
