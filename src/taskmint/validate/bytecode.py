@@ -28,6 +28,7 @@ Why the results cannot change:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -105,22 +106,34 @@ def install_bytecode(tree: Path, bytecode: Path | None, patch: str = "") -> int:
     """Copy the cached pycs into `tree` (made from the snapshot, then `patch` applied), except
     those of the files `patch` touches. Returns how many were copied; nothing when `bytecode`
     is None or gone."""
-    if bytecode is None or not Path(bytecode).is_dir():
+    if bytecode is None or not os.path.isdir(bytecode):
         return 0
     touched: set[str] = set()
     if patch:
         for change in file_changes(patch):
             touched.update(p for p in (change.old_path, change.new_path) if p)
+    root = str(tree)
+    made: set[str] = set()
     copied = 0
-    for dirpath, _, filenames in os.walk(bytecode):
-        for name in filenames:
-            src = Path(dirpath) / name
-            rel = src.relative_to(bytecode)
-            source = _source_of(rel)
-            if source in touched or not (tree / source).is_file():
-                continue
-            with contextlib.suppress(OSError):
-                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, tree / rel)
-                copied += 1
+    for pyc, folder, source in _listing(str(bytecode)):
+        if source in touched or not os.path.isfile(os.path.join(root, source)):
+            continue
+        with contextlib.suppress(OSError):
+            if folder not in made:
+                os.makedirs(os.path.join(root, folder), exist_ok=True)
+                made.add(folder)
+            shutil.copyfile(os.path.join(bytecode, pyc), os.path.join(root, pyc))
+            copied += 1
     return copied
+
+
+@functools.lru_cache(maxsize=64)
+def _listing(bytecode: str) -> tuple[tuple[str, str, str], ...]:
+    """(pyc, its folder, its source), relative paths, of a bytecode folder. A folder is written
+    once under its final name (`build_bytecode` renames it into place) and never changed."""
+    out = []
+    for dirpath, _, filenames in os.walk(bytecode):
+        for name in sorted(filenames):
+            rel = Path(dirpath, name).relative_to(bytecode)
+            out.append((rel.as_posix(), rel.parent.as_posix(), _source_of(rel)))
+    return tuple(out)
