@@ -18,9 +18,10 @@ are set aside). Printed: the speed-up, taskmint's time per candidate against its
 summed durations of every test phase its broken runs executed), candidates per minute, and
 peak memory (host process; the largest sandbox's memory cgroup, which is one worker).
 Run: `make bench` or `.venv/bin/python -m pytest -q -s tests/bench/test_validation_speed.py`.
-Knobs: TASKMINT_BENCH_CANDIDATES (per seed, default 24), TASKMINT_BENCH_SEEDS (comma list of
-bundled seeds, and of `pypi:NAME` for a real package of `seed_apps/pypi_seeds.toml`, fetched
-before anything is timed; `pypi:all` for all of them).
+Knobs: TASKMINT_BENCH_CANDIDATES (per seed; default the refresh's own `max_candidates_per_seed`,
+36, so per-seed work is shared over as many candidates as in a refresh), TASKMINT_BENCH_SEEDS
+(comma list of bundled seeds, and of `pypi:NAME` for a real package of
+`seed_apps/pypi_seeds.toml`, fetched before anything is timed; `pypi:all` for all of them).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 from taskmint.acquire import acquire
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.acquire.sources import acquire_source, load_seed_sources
-from taskmint.config import Limits, SandboxConfig
+from taskmint.config import Limits, PipelineConfig, SandboxConfig
 from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
@@ -51,7 +52,9 @@ from taskmint.validate import run_baseline, validate_candidate
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = os.environ.get("TASKMINT_BENCH_SEEDS", "sheetcalc,depsolve,kvstore,minisql,mdrender")
-PER_SEED = int(os.environ.get("TASKMINT_BENCH_CANDIDATES", "24"))
+PER_SEED = int(
+    os.environ.get("TASKMINT_BENCH_CANDIDATES", PipelineConfig().max_candidates_per_seed)
+)
 LIMITS = Limits(wall_seconds=120)
 CGROUPS = Path("/sys/fs/cgroup/memory/taskmint")
 
