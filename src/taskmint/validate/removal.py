@@ -449,8 +449,7 @@ class _Mentions:
     def __init__(
         self, root: Path, module_level: set[str], owners: dict[str, list[tuple[str, int, int]]]
     ) -> None:
-        self.root = root
-        self._root = str(root)
+        self.root = str(root)
         self.names = frozenset(module_level | set(owners))
         self.owners = owners
         self.module_level = frozenset(module_level)
@@ -459,9 +458,9 @@ class _Mentions:
         )
 
     def line(self, file: str, line: int) -> bool:
-        occ = _occurrences(os.path.join(self._root, file))
+        occ = _occurrences(os.path.join(self.root, file))
         if occ is None:
-            text = _read(os.path.join(self._root, file))
+            text = _read(os.path.join(self.root, file))
             return bool(0 < line <= len(text) and self.spelled.search(text[line - 1]))
         if occ.attribute.get(line, frozenset()) & self.names:
             return True
@@ -473,9 +472,9 @@ class _Mentions:
         )
 
     def file(self, file: str) -> bool:
-        occ = _occurrences(os.path.join(self._root, file))
+        occ = _occurrences(os.path.join(self.root, file))
         if occ is None:
-            return bool(self.spelled.search("\n".join(_read(os.path.join(self._root, file)))))
+            return bool(self.spelled.search("\n".join(_read(os.path.join(self.root, file)))))
         return any(self.line(file, n) for n in {*occ.attribute, *occ.variable})
 
 
@@ -490,9 +489,10 @@ def _dynamic_line(root: Path, file: str, line: int) -> bool:
 
 
 def _dynamic_file(root: Path, file: str) -> bool:
-    occ = _occurrences(str(root / file))
+    path = os.path.join(root, file)
+    occ = _occurrences(path)
     if occ is None:
-        return bool(DYNAMIC.search("\n".join(_read(str(root / file)))))
+        return bool(DYNAMIC.search("\n".join(_read(path))))
     return bool(occ.dynamic)
 
 
