@@ -190,7 +190,10 @@ class PytestAdapter(Adapter):
         return argv, tuple(env_vars)
 
     def channel_command(
-        self, argv: tuple[str, ...], test_ids: tuple[str, ...] | None
+        self,
+        argv: tuple[str, ...],
+        test_ids: tuple[str, ...] | None,
+        batch: dict[str, object] | None = None,
     ) -> tuple[tuple[str, ...], bytes]:
         """`argv` (from `command`) turned into a channel run: `run_pytest.py --channel`, with
         the nonce, options, selection and pytest arguments as the channel's input."""
@@ -198,6 +201,8 @@ class PytestAdapter(Adapter):
         options.pop("select_file", None)
         if test_ids is not None:
             options["select"] = list(test_ids)
+        if batch is not None:
+            options["batch"] = batch
         data = {"nonce": argv[5], "options": options, "args": list(argv[8:])}
         return (*argv[:4], "--channel"), json.dumps(data).encode()
 

@@ -6,14 +6,19 @@ import dataclasses
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from taskmint.config import Limits
 from taskmint.records import Environment, RunReport, SeedManifest
-from taskmint.runners.adapters import PytestAdapter, adapter_for
-from taskmint.sandbox.base import RunSpec, Sandbox
+from taskmint.runners.adapters import Adapter, PytestAdapter, adapter_for
+from taskmint.runners.report import BatchReport, parse_pytest_batch
+from taskmint.sandbox.base import RunResult, RunSpec, Sandbox
 
-__all__ = ["run_tests"]
+T = TypeVar("T")
+
+__all__ = ["run_batch", "run_tests"]
 
 
 def run_tests(
@@ -49,6 +54,82 @@ def run_tests(
     through the out-of-band channel (see `RunSpec`): the code under test can read none of them
     by any path, and no report folder is mounted unless coverage needs one.
     """
+    result, report = _execute(
+        sandbox,
+        workspace,
+        manifest,
+        env,
+        limits=limits,
+        test_ids=test_ids,
+        nonce=nonce,
+        coverage_out=coverage_out,
+        fail_fast=fail_fast,
+        order=order,
+        seed=seed,
+        warm=warm,
+        readonly=readonly,
+        compile_bytecode=compile_bytecode,
+        keep_workspace=keep_workspace,
+        parse=lambda adapter, folder, nonce: adapter.parse(folder, nonce),
+    )
+    return dataclasses.replace(
+        report,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        wall_time=round(result.wall_time, 4),
+        output_tail=result.output[-4000:],
+    )
+
+
+def run_batch(
+    sandbox: Sandbox,
+    workspace: Path,
+    manifest: SeedManifest,
+    env: Environment,
+    *,
+    limits: Limits,
+    test_ids: tuple[str, ...],
+    batch: dict[str, object],
+) -> tuple[BatchReport, RunResult]:
+    """Collect the files of `test_ids` over `workspace` (the original tree) once and serve
+    `batch`'s runs as forks of that collection (`runners/inside/forked_runs.py`). pytest over
+    the out-of-band channel only: `ValueError` otherwise."""
+    if not isinstance(adapter_for(manifest), PytestAdapter) or not sandbox.supports_channel:
+        raise ValueError("forked runs need pytest and a sandbox with a report channel")
+    result, report = _execute(
+        sandbox,
+        workspace,
+        manifest,
+        env,
+        limits=limits,
+        test_ids=test_ids,
+        keep_workspace=False,
+        batch=batch,
+        parse=lambda _adapter, folder, nonce: parse_pytest_batch(folder / "report.jsonl", nonce),
+    )
+    return report, result
+
+
+def _execute(
+    sandbox: Sandbox,
+    workspace: Path,
+    manifest: SeedManifest,
+    env: Environment,
+    *,
+    limits: Limits,
+    parse: Callable[[Adapter, Path, str], T],
+    test_ids: tuple[str, ...] | None = None,
+    nonce: str | None = None,
+    coverage_out: Path | None = None,
+    fail_fast: bool = False,
+    order: str = "declared",
+    seed: int | None = None,
+    warm: bool = True,
+    readonly: tuple[str, ...] = (),
+    compile_bytecode: bool = False,
+    keep_workspace: bool = True,
+    batch: dict[str, object] | None = None,
+) -> tuple[RunResult, T]:
     adapter = adapter_for(manifest)
     nonce = nonce or secrets.token_hex(16)
     report_dir = Path(tempfile.mkdtemp(prefix="taskmint-report-"))
@@ -72,7 +153,7 @@ def run_tests(
         channel_input: bytes | None = None
         if channel:
             assert isinstance(adapter, PytestAdapter)
-            argv, channel_input = adapter.channel_command(argv, test_ids)
+            argv, channel_input = adapter.channel_command(argv, test_ids, batch)
         result = sandbox.run(
             RunSpec(
                 argv=argv,
@@ -88,16 +169,10 @@ def run_tests(
                 keep_workspace=keep_workspace,
             )
         )
-        report = adapter.parse(chan_dir if channel else report_dir, nonce)
+        report = parse(adapter, chan_dir if channel else report_dir, nonce)
         if coverage_out is not None:
             adapter.save_coverage(report_dir, coverage_out)
     finally:
         shutil.rmtree(report_dir, ignore_errors=True)
         shutil.rmtree(chan_dir, ignore_errors=True)
-    return dataclasses.replace(
-        report,
-        exit_code=result.exit_code,
-        timed_out=result.timed_out,
-        wall_time=round(result.wall_time, 4),
-        output_tail=result.output[-4000:],
-    )
+    return result, report

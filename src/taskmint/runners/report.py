@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from taskmint.records import Outcome, RunReport, TestResult
 
-__all__ = ["parse_node_report", "parse_pytest_report"]
+__all__ = ["BatchReport", "parse_node_report", "parse_pytest_batch", "parse_pytest_report"]
 
 _SEVERITY: dict[str, int] = {
     "passed": 0,
@@ -57,6 +58,10 @@ def _phase_outcome(rec: dict[str, Any]) -> Outcome:
 def parse_pytest_report(path: Path, nonce: str) -> RunReport:
     """Aggregate phase records into one outcome per test (the worst phase wins)."""
     records, ok = _records(path, nonce)
+    return _pytest_report(records, ok)
+
+
+def _pytest_report(records: list[dict[str, Any]], ok: bool) -> RunReport:
     outcomes: dict[str, Outcome] = {}
     durations: dict[str, float] = {}
     messages: dict[str, str | None] = {}
@@ -126,4 +131,66 @@ def parse_node_report(path: Path, nonce: str) -> RunReport:
         collection_errors=tuple(errors),
         complete=complete,
         nonce_ok=ok,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    """What a batch of forked runs reported (see `runners/inside/forked_runs.py`): per run tag
+    ("<candidate>/<run>"), the tests it was asked to run, its report, and how it ended."""
+
+    requests: dict[str, tuple[str, ...]]
+    reports: dict[str, RunReport]
+    done: frozenset[int]  # the candidates (by number) whose runs all happened
+    ends: dict[str, dict[str, Any]]
+    stopped: str  # why the batch stopped early ("" if it did not)
+    complete: bool  # the collection process finished (every candidate was served)
+    nonce_ok: bool
+    collection_errors: tuple[str, ...]
+
+
+def parse_pytest_batch(path: Path, nonce: str) -> BatchReport:
+    """Split a batch's records by run tag; each run's report is read like a whole run's, and a
+    test it was asked to run but never reported is "missing"."""
+    records, ok = _records(path, nonce)
+    requests: dict[str, tuple[str, ...]] = {}
+    ends: dict[str, dict[str, Any]] = {}
+    by_tag: dict[str, list[dict[str, Any]]] = {}
+    errors: list[dict[str, Any]] = []
+    stopped = ""
+    complete = False
+    done: set[int] = set()
+    for rec in records:
+        kind, tag = rec["type"], rec.get("tag")
+        if kind == "batch_run" and isinstance(tag, str) and isinstance(rec.get("ids"), list):
+            requests[tag] = tuple(str(i) for i in rec["ids"])
+        elif kind == "batch_end" and isinstance(tag, str):
+            ends[tag] = rec
+        elif kind == "batch_done" and isinstance(rec.get("candidate"), int):
+            done.add(rec["candidate"])
+        elif kind == "batch_stop":
+            stopped = str(rec.get("reason") or "stopped")
+        elif kind == "collect_error" and tag is None:
+            errors.append(rec)
+        elif kind == "finish" and tag is None:
+            complete = True
+        elif kind == "phase" and isinstance(tag, str):
+            by_tag.setdefault(tag, []).append(rec)
+    reports = {}
+    for tag, ids in requests.items():
+        end = ends.get(tag, {})
+        finished = end.get("status") == "ran" and bool(end.get("ended"))
+        recs = [*errors, {"type": "collected", "ids": list(ids)}, *by_tag.get(tag, [])]
+        if finished:
+            recs.append({"type": "finish"})
+        reports[tag] = _pytest_report(recs, ok)
+    return BatchReport(
+        requests=requests,
+        reports=reports,
+        done=frozenset(done),
+        ends=ends,
+        stopped=stopped,
+        complete=complete,
+        nonce_ok=ok,
+        collection_errors=tuple(f"{r.get('nodeid')}: {r.get('message')}" for r in errors),
     )

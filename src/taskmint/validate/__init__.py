@@ -8,5 +8,6 @@ accepted when FAIL_TO_PASS is not empty and nothing else moved.
 
 from taskmint.validate.baseline import Baseline, run_baseline
 from taskmint.validate.candidate import materialize, validate_candidate
+from taskmint.validate.forked import validate_batch
 
-__all__ = ["Baseline", "materialize", "run_baseline", "validate_candidate"]
+__all__ = ["Baseline", "materialize", "run_baseline", "validate_batch", "validate_candidate"]

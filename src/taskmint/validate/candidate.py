@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -21,7 +22,7 @@ from taskmint.validate.baseline import Baseline, run_plan
 from taskmint.validate.bytecode import install_bytecode
 from taskmint.validate.selection import select_tests
 
-__all__ = ["broken_run_limits", "materialize", "validate_candidate"]
+__all__ = ["broken_run_limits", "conclude", "materialize", "validate_candidate"]
 
 Reruns = Literal["open", "all"]  # what later broken runs repeat (see `validate_candidate`)
 _MAX_MESSAGES = 20  # failure messages kept per verdict (the statement shows a few)
@@ -181,6 +182,19 @@ def validate_candidate(
         asked = set(request) if request is not None else set(outcomes) | stable
         for tid in asked:
             seen.setdefault(tid, []).append(outcomes.get(tid, "missing"))
+    return conclude(baseline, observed, seen, reports, verdict)
+
+
+def conclude(
+    baseline: Baseline,
+    observed: set[str],
+    seen: dict[str, list[str]],
+    reports: list[RunReport],
+    verdict: Callable[..., Verdict],
+) -> Verdict:
+    """The verdict from the broken runs: `seen` holds what each test did in the runs that were
+    asked to run it, `observed` the tests the runs could see the edit in (every other stable test
+    is PASS_TO_PASS by construction), `reports` the runs' reports in order."""
     f2p, p2p, unstable = [], [], []
     for tid in baseline.stable_passed:
         if tid not in observed:  # cannot observe the edit (see select_tests)

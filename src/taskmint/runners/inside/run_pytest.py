@@ -8,11 +8,13 @@ workspace runs, and the report goes to its report descriptor: neither the nonce,
 nor the test files appear in the argv, the environment or any file the code under test can open.
 OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
 "select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int,
-"compile": bool} (the selection may also come from a file, "select_file"). With "compile", the run
+"compile": bool, "batch": null | {...}} (the selection may also come from a file,
+"select_file"). With "compile", the run
 writes bytecode instead of testing: every workspace file compiled to a hash-checked pyc, then
 pytest's collection, which writes its assertion-rewritten pycs (see `_compile_workspace`).
 Runs with -I (isolated: no PYTHON* variables, no user site) so the environment cannot inject
-start-up code; the seed's import paths are added here, explicitly.
+start-up code; the seed's import paths are added here, explicitly. With "batch" (see
+`forked_runs`), the tests are collected once and each run of the batch is a fork of this process.
 """
 
 import contextlib
@@ -121,6 +123,7 @@ def main() -> int:
     sys.path.insert(0, here)
     # Import the runner's own modules before the workspace is on sys.path, so no file in the
     # workspace can stand in for them.
+    import forked_runs
     import pytest
     import taskmint_pytest_report as plugin
 
@@ -154,6 +157,7 @@ def main() -> int:
         select,
         order=options.get("order", "declared"),
         seed=options.get("seed"),
+        batch=forked_runs.Batch(options["batch"], plugin._emit) if options.get("batch") else None,
     )
     try:
         return int(pytest.main(args, plugins=[plugin]))

@@ -24,6 +24,8 @@ _state: dict[str, object] = {
     "seed": None,
     "spawns": None,
     "children": None,
+    "batch": None,  # a `forked_runs.Batch`: the runs are forks of this collection
+    "tag": None,  # in a forked run: "<candidate>/<run>", on every record
 }
 # Audit events of starting another program or process: what it runs is not measured, so the
 # coverage map must know which test phases did it (`record_spawns`). `subcov/sitecustomize.py`
@@ -51,6 +53,7 @@ def configure(
     select: list[str] | None = None,
     order: str = "declared",
     seed: int | None = None,
+    batch: object = None,
 ) -> None:
     """Open the report file (called by the bootstrap before pytest starts).
 
@@ -61,7 +64,9 @@ def configure(
     the set of test ids to run: every other collected test is deselected. `order` is
     "declared", "reverse" or "shuffle" (seeded by `seed`): the order the kept tests run in.
     `seed`, when given, also reseeds `random` before each test from (seed, test id), so a
-    test's random draws do not depend on the order or on the other tests.
+    test's random draws do not depend on the order or on the other tests. `batch`, when
+    given, is a `forked_runs.Batch`: after collection, instead of running the tests, this
+    process serves that batch's runs, each a fork of it (see `pytest_runtestloop`).
     """
     if isinstance(path, int):  # an inherited descriptor (the out-of-band channel)
         fd = path
@@ -73,6 +78,7 @@ def configure(
     _state["select"] = set(select) if select is not None else None
     _state["order"] = order
     _state["seed"] = seed
+    _state["batch"] = batch
     if cov is not None and _state["spawns"] is None:
         _state["spawns"] = {}
         sys.addaudithook(_audit)
@@ -249,6 +255,8 @@ def _emit(record: dict[str, object]) -> None:
     if fh is None:
         return
     record["nonce"] = _state["nonce"]
+    if _state["tag"] is not None and "tag" not in record:
+        record["tag"] = _state["tag"]
     fh.write(json.dumps(record, sort_keys=True) + "\n")  # type: ignore[attr-defined]
     fh.flush()  # type: ignore[attr-defined]
 
@@ -275,8 +283,29 @@ def pytest_collection_finish(session):  # type: ignore[no-untyped-def]
     _emit({"type": "collected", "ids": [item.nodeid for item in session.items]})
 
 
+def _start_forked_run(order: str, seed: int | None, tag: str) -> None:
+    """In a forked run (see `pytest_runtestloop`): its order, seed and records' tag."""
+    _state["order"] = order
+    _state["seed"] = seed
+    _state["tag"] = tag
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):  # type: ignore[no-untyped-def]
+    """With a batch: serve its runs as forks of this collected session (`forked_runs`),
+    instead of running the tests here."""
+    batch = _state["batch"]
+    if batch is None:
+        return None
+    batch.serve(session, _start_forked_run)
+    return True
+
+
 def pytest_runtest_logreport(report):  # type: ignore[no-untyped-def]
     """Record each phase (setup, call, teardown) of each test."""
+    batch = _state["batch"]
+    if batch is not None and _state["tag"] is not None:
+        batch.record(report)
     _emit(
         {
             "type": "phase",
