@@ -45,7 +45,7 @@ from taskmint.pipeline import (
 from taskmint.publish import PublishedVersion, publish
 from taskmint.records import Candidate, CodeIndex, Environment, SeedApp, Task, Verdict
 from taskmint.sandbox import open_sandbox
-from taskmint.validate import Baseline, run_baseline
+from taskmint.validate import Baseline, run_baseline, validate_batch
 
 __all__ = ["RefreshResult", "nightly", "refresh", "run_refresh", "spend_of"]
 
@@ -127,6 +127,42 @@ def coverage_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Co
         )
 
 
+@infra_task(name="validate-batch", tags=["sandbox"], cache_policy=NO_CACHE, persist_result=False)
+def validate_task(
+    candidates: list[Candidate],
+    seed: SeedApp,
+    env: Environment,
+    baseline: Baseline,
+    config: PipelineConfig,
+    coverage: CoverageMap | None,
+) -> dict[str, Verdict]:
+    """Validate the seed's candidates together (`validate_batch`: forked runs where exact),
+    those without a stored result; the mint tasks take their verdicts from here. A
+    `sandbox_error` verdict is left out, so its mint task validates it again."""
+    store = result_store(config)
+    fingerprint = config_fingerprint(config)
+    todo = [
+        c
+        for c in candidates
+        if not store.get(content_key("mint", seed.snapshot_id, c.candidate_id, fingerprint))[0]
+    ]
+    if not todo:
+        return {}
+    with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
+        verdicts = validate_batch(
+            todo,
+            seed,
+            env,
+            baseline,
+            sandbox,
+            runs=config.broken_runs,
+            limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+            coverage=coverage,
+            workers=config.workers,
+        )
+    return {v.candidate_id: v for v in verdicts if v.status != "sandbox_error"}
+
+
 def result_store(config: PipelineConfig) -> ResultStore:
     """The run's persisted, content-addressed results (see `flows.resume`)."""
     return ResultStore(config.cache_dir / "results")
@@ -140,8 +176,10 @@ def mint_task(
     baseline: Baseline,
     config: PipelineConfig,
     coverage: CoverageMap | None,
+    verdicts: dict[str, Verdict] | None = None,
 ) -> MintResult:
-    """Validate, describe and calibrate one candidate (a stored result is reused).
+    """Validate, describe and calibrate one candidate (a stored result is reused; a verdict
+    `validate_task` gave it is not made again).
 
     A `sandbox_error` verdict is the machinery failing, not a verdict: it is raised, so Prefect
     retries it, and never stored.
@@ -159,7 +197,15 @@ def mint_task(
             rewriter = None
         with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
             result = mint_candidate(
-                candidate, seed, env, baseline, sandbox, config, coverage, rewriter=rewriter
+                candidate,
+                seed,
+                env,
+                baseline,
+                sandbox,
+                config,
+                coverage,
+                rewriter=rewriter,
+                verdict=(verdicts or {}).get(candidate.candidate_id),
             )
         if result.verdict.status == "sandbox_error":
             raise SandboxError(f"{candidate.candidate_id}: {result.verdict.reason}")
@@ -309,6 +355,11 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
         summary = dataclasses.replace(summary, tests_kept=kept, tests_excluded=excluded)
         return _SeedOutcome(summary, [], None)
     candidates = list(excised.candidates)
+    try:
+        verdicts = validate_task(candidates, seed, env, baseline, config, cmap)
+    except TaskmintError as exc:  # each mint task then validates its own candidate
+        logger.warning("[%s] batch validation failed, validating one by one: %s", seed.name, exc)
+        verdicts = {}
     futures = mint_task.map(
         candidates,
         seed=seed,
@@ -316,6 +367,7 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
         baseline=baseline,
         config=config,
         coverage=unmapped(cmap),
+        verdicts=unmapped(verdicts),
     )
     results = _collect(list(futures), candidates)
     by_id = {c.candidate_id: c for c in excised.candidates}

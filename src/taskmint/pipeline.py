@@ -95,23 +95,27 @@ def mint_candidate(
     config: PipelineConfig,
     coverage: CoverageMap | None = None,
     rewriter: Rewriter | None = None,
+    verdict: Verdict | None = None,
 ) -> MintResult:
     """validate -> describe -> calibrate (reference solvers) for one candidate.
 
     `rewriter` (see `taskmint.describe.load_rewriter`) rewords statements with a model; without
-    it, or when it fails, the template statement is used.
+    it, or when it fails, the template statement is used. `verdict`, when given, is this
+    candidate's verdict from `validate_batch` (the seed's candidates validated together), and
+    validation is not repeated.
     """
     limits = config.sandbox.limits.with_wall(seed.manifest.timeout)
-    verdict = validate_candidate(
-        candidate,
-        seed,
-        env,
-        baseline,
-        sandbox,
-        runs=config.broken_runs,
-        limits=limits,
-        coverage=coverage,
-    )
+    if verdict is None or verdict.candidate_id != candidate.candidate_id:
+        verdict = validate_candidate(
+            candidate,
+            seed,
+            env,
+            baseline,
+            sandbox,
+            runs=config.broken_runs,
+            limits=limits,
+            coverage=coverage,
+        )
     if not verdict.accepted:
         return MintResult(verdict=verdict)
     description = describe(
