@@ -11,7 +11,9 @@ costs about 3 s instead of 10.
 
 taskmint: per seed, 5 original runs (declared, reversed, shuffled orders; cold and warm), the
 per-test coverage map, then every candidate validated twice on the broken tree (exact test
-selection, warm runs) on a bounded pool of workers. All of it is timed, with empty caches.
+selection; `validate_batch`: forked runs of one collection for the body-level candidates that
+allow them, warm runs for the rest) on a bounded pool of workers. All of it is timed, with
+empty caches.
 
 Compared per candidate: accept/reject and the FAIL_TO_PASS set (tests found flaky by either side
 are set aside). Printed: the speed-up, taskmint's time per candidate against its floor (the
@@ -48,7 +50,9 @@ from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp, Verdict
 from taskmint.runners import run_tests
 from taskmint.sandbox import LocalSandbox
-from taskmint.validate import run_baseline, validate_candidate
+from taskmint.validate import run_baseline, validate_batch
+from taskmint.validate.forked import unforkable
+from taskmint.validate.selection import select_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = os.environ.get("TASKMINT_BENCH_SEEDS", "sheetcalc,depsolve,kvstore,minisql,mdrender")
@@ -98,7 +102,9 @@ def naive(
 
 def taskmint(
     seed: SeedApp, env: Environment, cands: list[Candidate], box: LocalSandbox, workers: int
-) -> tuple[float, float, list[Verdict], frozenset[str]]:
+) -> tuple[float, float, list[Verdict], frozenset[str], set[str]]:
+    """Wall time, per-seed time, verdicts, flaky tests, and the candidates forked runs could
+    take (`unforkable`; the batch may still hand some back)."""
     cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
     try:
         start = time.monotonic()
@@ -109,16 +115,17 @@ def taskmint(
             )
             cmap = cov.result()
         per_seed = time.monotonic() - start
-        with ThreadPoolExecutor(workers) as pool:
-            verdicts = list(
-                pool.map(
-                    lambda c: validate_candidate(
-                        c, seed, env, baseline, box, runs=2, limits=LIMITS, coverage=cmap
-                    ),
-                    cands,
-                )
-            )
-        return time.monotonic() - start, per_seed, verdicts, frozenset(baseline.flaky)
+        verdicts = validate_batch(
+            cands, seed, env, baseline, box, runs=2, limits=LIMITS, coverage=cmap, workers=workers
+        )
+        stable = set(baseline.stable_passed)
+        forkable = set()
+        for c in cands:
+            sel = select_tests(c, cmap, baseline.stable_passed, seed) if cmap else None
+            sel = tuple(t for t in sel if t in stable) if sel is not None else None
+            if cmap is not None and not unforkable(c, cmap, sel):
+                forkable.add(c.candidate_id)
+        return time.monotonic() - start, per_seed, verdicts, frozenset(baseline.flaky), forkable
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
@@ -170,6 +177,8 @@ def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
     rows = []
     totals = {"naive": 0.0, "tm2": 0.0, "tm1": 0.0, "per_seed": 0.0, "naive_tests": 0.0}
     floors: list[tuple[float, float]] = []
+    forked_floors: list[tuple[float, float]] = []
+    n_forkable = 0
     agree = disagree = 0
     n_total = 0
     for name, seed in seeds(cache):
@@ -178,8 +187,9 @@ def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
         n_total += len(cands)
         t_naive, naive_out, naive_tests = naive(seed, env, cands, cold)
         totals["naive_tests"] += naive_tests
-        t_tm2, per_seed, verdicts, flaky = taskmint(seed, env, cands, warm, workers=2)
-        t_tm1, _, verdicts1, _ = taskmint(seed, env, cands, warm, workers=1)
+        t_tm2, per_seed, verdicts, flaky, forkable = taskmint(seed, env, cands, warm, workers=2)
+        n_forkable += len(forkable)
+        t_tm1, _, verdicts1, _, _ = taskmint(seed, env, cands, warm, workers=1)
         for v, v1 in zip(verdicts, verdicts1, strict=True):
             assert (v.status, v.fail_to_pass) == (v1.status, v1.fail_to_pass), v.candidate_id
         seed_agree = 0
@@ -196,6 +206,8 @@ def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
                 )
             if v.test_time > 0:
                 floors.append((v.wall_time, v.test_time))
+                if cand.candidate_id in forkable:
+                    forked_floors.append((v.wall_time, v.test_time))
         agree += seed_agree
         disagree += len(cands) - seed_agree
         totals["naive"] += t_naive
@@ -248,6 +260,14 @@ def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
             f"over {len(floors)} candidates; "
             f"median wall {statistics.median(w for w, _ in floors):.3f}s, "
             f"median floor {statistics.median(f for _, f in floors):.3f}s"
+        )
+    if forked_floors:
+        ratios = [w / f for w, f in forked_floors]
+        print(
+            f"  of which forked-run candidates ({n_forkable} of {n_total} allowed them): "
+            f"median {statistics.median(ratios):.1f}x, "
+            f"total {sum(w for w, _ in forked_floors) / sum(f for _, f in forked_floors):.1f}x; "
+            f"median wall {statistics.median(w for w, _ in forked_floors):.3f}s"
         )
     tm_tests = sum(f for _, f in floors)
     print(
