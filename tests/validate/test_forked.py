@@ -399,3 +399,22 @@ def test_hot_patch_refuses_live_code_its_source_does_not_compile_to(tmp_path: Pa
             fr.hot_patch(str(path), SOURCE.encode(), SOURCE.encode(), index)
     finally:
         sys.modules.pop("stranger", None)
+
+
+def test_a_batch_refuses_to_fork_a_process_with_threads() -> None:
+    """A thread the collection left running would be missing from every fork, with whatever
+    locks it holds: the batch then serves nothing (the host runs every candidate itself)."""
+    import threading
+
+    fr = forked_runs()
+    records: list[dict[str, object]] = []
+    batch = fr.Batch({"runs": 2, "plans": [], "candidates": [{"files": []}]}, records.append)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        batch.serve(object(), lambda *_: None)  # never reaches the session
+    finally:
+        stop.set()
+        thread.join()
+    assert records == [{"type": "batch_stop", "reason": "the collection left threads running"}]

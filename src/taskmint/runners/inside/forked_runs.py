@@ -340,6 +340,12 @@ class Batch:
         """Run every candidate of the batch; `start_run(order, seed, tag)` sets the plugin up
         for one run in the child."""
         self.start_run = start_run
+        import threading
+
+        if threading.active_count() > 1:
+            # a fork keeps only this thread: locks another one holds would never be released
+            self.emit({"type": "batch_stop", "reason": "the collection left threads running"})
+            return
         _dumpable(False)  # no run (the same uid) may trace this process or read its memory
         swaps = any(cand["files"] for cand in self.spec["candidates"])
         index = function_index() if swaps else {}
