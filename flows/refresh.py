@@ -144,7 +144,7 @@ def validate_task(
     todo = [
         c
         for c in candidates
-        if not store.get(content_key("mint", seed.snapshot_id, c.candidate_id, fingerprint))[0]
+        if not store.has(content_key("mint", seed.snapshot_id, c.candidate_id, fingerprint))
     ]
     if not todo:
         return {}

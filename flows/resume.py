@@ -99,6 +99,10 @@ class ResultStore:
             self.hits += 1
         return True, value
 
+    def has(self, key: str) -> bool:
+        """Whether a result is stored under `key` (without reading it)."""
+        return self._path(key).is_file()
+
     def put(self, key: str, value: Any) -> None:
         """Store atomically (temporary file, fsync, rename)."""
         path = self._path(key)

@@ -86,7 +86,9 @@ def test_the_store_keeps_results_across_instances_and_journals_computations(tmp_
         return {"answer": 42}
 
     key = content_key("mint", "snap", "cand", "cfg")
+    assert not store.has(key)
     assert store.cached(key, compute) == {"answer": 42}
+    assert store.has(key)
     again = ResultStore(tmp_path)  # a new process after a crash sees the same files
     assert again.cached(key, compute) == {"answer": 42}
     assert len(calls) == 1 and again.hits == 1
