@@ -146,13 +146,15 @@ def validate_batch(
     stable = set(baseline.stable_passed)
     everything = tuple(sorted(stable.union(baseline.failing, baseline.flaky)))
     for cand in candidates:
-        selected = select_tests(cand, coverage, baseline.stable_passed, seed) if usable else None
+        if not usable or coverage is None:
+            rest.append(cand)
+            continue
+        selected = select_tests(cand, coverage, baseline.stable_passed, seed)
         if selected is not None:
             selected = tuple(t for t in selected if t in stable)
-        if not usable or selected == ():
-            rest.append(cand)  # no batch; or nothing to run, which the ordinary way says
-        elif not unforkable(cand, coverage, selected):  # type: ignore[arg-type]
-            assert selected is not None
+        if selected == ():
+            rest.append(cand)  # nothing to run: the ordinary way says so at once
+        elif selected is not None and not unforkable(cand, coverage, selected):
             forked.append(_Item(cand, selected, selected))
         elif selected is not None:
             own.append(_Item(cand, selected, selected))

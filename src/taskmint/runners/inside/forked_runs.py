@@ -352,7 +352,7 @@ class Batch:
         baseline_tree = _tree(WORKSPACE)
         self.pristine = _pristine(baseline_tree, int(self.spec.get("snapshot_bytes", 0)))
         scratch = {folder: _entries(folder) for folder in SCRATCH}
-        by_id = {item.nodeid for item in session.items}
+        collected = {item.nodeid for item in session.items}
         for number, cand in enumerate(self.spec["candidates"]):
             files = [
                 (os.path.join(WORKSPACE, rel), base64.b64decode(data))
@@ -365,7 +365,7 @@ class Batch:
                 for path, _ in files
                 if path.endswith(".py")
             ]
-            request = [t for t in cand["select"] if t in by_id]
+            request = [t for t in cand["select"] if t in collected]
             # a test's verdict is settled once it passed (a test that passes on the original)
             # or once it failed (one that fails there): later runs repeat only the open ones
             failing = set(cand.get("failing", ()))
@@ -530,6 +530,8 @@ class Batch:
                 for name in _entries(folder) - before:
                     _remove(os.path.join(folder, name))
             now = _tree(WORKSPACE)
+            if now == baseline_tree:  # the common case: nothing else to put back or check
+                return ""
             for path in sorted(set(now) - set(baseline_tree)):
                 if os.path.lexists(path):
                     _remove(path)

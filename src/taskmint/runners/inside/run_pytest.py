@@ -9,9 +9,9 @@ nor the test files appear in the argv, the environment or any file the code unde
 OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
 "select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int,
 "compile": bool, "batch": null | {...}} (the selection may also come from a file,
-"select_file"). With "compile", the run
-writes bytecode instead of testing: every workspace file compiled to a hash-checked pyc, then
-pytest's collection, which writes its assertion-rewritten pycs (see `_compile_workspace`).
+"select_file"). With "compile", the run writes bytecode instead of testing: every workspace file
+compiled to a hash-checked pyc, then pytest's collection, which writes its assertion-rewritten
+pycs (see `_compile_workspace`).
 Runs with -I (isolated: no PYTHON* variables, no user site) so the environment cannot inject
 start-up code; the seed's import paths are added here, explicitly. With "batch" (see
 `forked_runs`), the tests are collected once and each run of the batch is a fork of this process.
