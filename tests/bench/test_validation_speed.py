@@ -276,6 +276,15 @@ def test_taskmint_validation_against_naive(tmp_path: Path) -> None:
         f"start-up or per-seed cost at all, the speed-up these selections allow is "
         f"{totals['naive_tests'] / max(tm_tests, 1e-9):.1f}x"
     )
+    # What the per-seed work and the tests alone leave: taskmint's wall if every candidate cost
+    # only its floor (its tests' summed durations, spread over the 2 workers), with no start-up,
+    # collection or pytest protocol at all.
+    bound = totals["per_seed"] + tm_tests / 2
+    print(
+        f"headroom: per-seed work {totals['per_seed']:.1f}s + floors {tm_tests:.1f}s / 2 workers "
+        f"= {bound:.1f}s, so no candidate overhead at all would give at most "
+        f"{totals['naive'] / max(bound, 1e-9):.1f}x over naive"
+    )
     print(
         f"candidates per minute: naive {60 * n_total / totals['naive']:.1f}, "
         f"taskmint {60 * n_total / totals['tm2']:.1f} (2 workers), "
