@@ -17,11 +17,12 @@ from taskmint.config import Limits, PipelineConfig
 from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
+from taskmint.index.coverage import CoverageMap
 from taskmint.pipeline import mint_candidate
 from taskmint.publish import load_tasks, publish
-from taskmint.records import Environment, SeedApp, Task
+from taskmint.records import Candidate, Environment, SeedApp, Task, Verdict
 from taskmint.sandbox import LocalSandbox
-from taskmint.validate import Baseline, run_baseline
+from taskmint.validate import Baseline, run_baseline, validate_candidate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SEEDS = FIXTURES / "seeds"
@@ -103,3 +104,27 @@ def published_tasks(tiny_dataset: Path) -> list[Task]:
 
 def replace(record, **changes):  # type: ignore[no-untyped-def]
     return dataclasses.replace(record, **changes)
+
+
+def assert_selection_exact(
+    cand: Candidate,
+    seed: SeedApp,
+    env: Environment,
+    baseline: Baseline,
+    sandbox: LocalSandbox,
+    cmap: CoverageMap,
+    runs: int = 1,
+) -> Verdict:
+    """Validate `cand` with the coverage map and with the full suite: fewer tests run, and the
+    same status, FAIL_TO_PASS and PASS_TO_PASS. Returns the selected run's verdict."""
+    fast = validate_candidate(
+        cand, seed, env, baseline, sandbox, runs=runs, limits=LIMITS, coverage=cmap
+    )
+    full = validate_candidate(cand, seed, env, baseline, sandbox, runs=runs, limits=LIMITS)
+    assert fast.tests_run < full.tests_run, cand.units
+    assert (fast.status, fast.fail_to_pass, fast.pass_to_pass) == (
+        full.status,
+        full.fail_to_pass,
+        full.pass_to_pass,
+    ), cand.units
+    return fast

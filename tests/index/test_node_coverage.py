@@ -12,9 +12,10 @@ from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import _executed_lines, _line_starts, coverage_map
-from taskmint.validate import run_baseline, validate_candidate
+from taskmint.records import Candidate
+from taskmint.validate import run_baseline
 from taskmint.validate.selection import select_tests
-from tests.conftest import LIMITS
+from tests.conftest import LIMITS, assert_selection_exact
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,13 +69,23 @@ def test_node_selection_runs_fewer_files_with_the_same_verdicts(mdrender, sandbo
     ][:3]
     assert len(cands) == 3
     for cand in cands:
-        fast = validate_candidate(
-            cand, seed, env, baseline, sandbox, runs=1, limits=LIMITS, coverage=cmap
-        )
-        full = validate_candidate(cand, seed, env, baseline, sandbox, runs=1, limits=LIMITS)
-        assert fast.tests_run < full.tests_run
-        assert (fast.status, fast.fail_to_pass, fast.pass_to_pass) == (
-            full.status,
-            full.fail_to_pass,
-            full.pass_to_pass,
-        ), cand.units
+        assert_selection_exact(cand, seed, env, baseline, sandbox, cmap)
+
+
+def test_node_removals_run_the_loading_files_with_the_same_verdicts(mdrender, sandbox):
+    """Removed functions, methods and classes: the test files whose process loaded the file."""
+    seed, env, baseline, cmap = mdrender
+    picked: dict[str, Candidate] = {}
+    for cand in excise(
+        seed,
+        index_seed(seed),
+        max_candidates=40,
+        strategies=("remove_function", "remove_method", "remove_class"),
+    ).candidates:
+        sel = select_tests(cand, cmap, baseline.stable_passed, seed)
+        assert sel is not None, cand.units
+        if cand.strategy not in picked and len({t.split("::")[0] for t in sel}) <= 8:
+            picked[cand.strategy] = cand
+    assert set(picked) == {"remove_function", "remove_method", "remove_class"}
+    for cand in picked.values():
+        assert_selection_exact(cand, seed, env, baseline, sandbox, cmap)

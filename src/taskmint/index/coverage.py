@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
@@ -48,6 +49,12 @@ class CoverageMap:
     # (`always_run`). A measured Python child's lines are in `lines` under the test's context.
     spawned: tuple[int, ...] = ()
     spawned_files: tuple[str, ...] = ()
+    # Runners with a process per test file (node): workspace file -> the test files whose
+    # process loaded it, and the files a process holding no test file loaded (a child process,
+    # the runner itself). A test file whose process left no record is in `spawned_files`.
+    process_per_file: bool = False
+    loaded: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    loaded_shared: tuple[str, ...] = ()
 
     def always_run(self, universe: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
         """The tests every selection must hold: those that started another process whose
@@ -106,6 +113,9 @@ def _to_json(cmap: CoverageMap) -> dict[str, object]:
         },
         "spawned": list(cmap.spawned),
         "spawned_files": list(cmap.spawned_files),
+        "process_per_file": cmap.process_per_file,
+        "loaded": {f: list(v) for f, v in cmap.loaded.items()},
+        "loaded_shared": list(cmap.loaded_shared),
     }
 
 
@@ -122,6 +132,12 @@ def _from_json(data: dict[str, object]) -> CoverageMap:
         },
         spawned=tuple(data.get("spawned", ())),  # type: ignore[arg-type]
         spawned_files=tuple(data.get("spawned_files", ())),  # type: ignore[arg-type]
+        process_per_file=bool(data.get("process_per_file", False)),
+        loaded={
+            f: tuple(v)
+            for f, v in data.get("loaded", {}).items()  # type: ignore[attr-defined]
+        },
+        loaded_shared=tuple(data.get("loaded_shared", ())),  # type: ignore[arg-type]
     )
 
 
@@ -219,8 +235,10 @@ def _executed_lines(functions: list[dict[str, Any]], starts: list[int]) -> set[i
 def _read_v8(folder: Path, seed: SeedApp, tests: tuple[str, ...]) -> CoverageMap:
     """Per-file coverage from V8: node runs each test file in its own process, so a source line
     is attributed to the test files whose process executed it (never shared between files).
-    A process that loaded no test file (the runner itself) and executed seed code marks those
-    lines as shared."""
+    A process that loaded no test file (the runner itself, a child process a test started)
+    and executed seed code marks those lines as shared. Every workspace script a process
+    loaded is recorded (`CoverageMap.loaded`), and a test file whose process left no coverage
+    file (it was killed, or a test turned coverage off) is one that may see any edit."""
     prefix = "file://" + WORKSPACE.rstrip("/") + "/"
     test_files = {t.split("::", 1)[0] for t in tests}
     sources = {
@@ -231,17 +249,26 @@ def _read_v8(folder: Path, seed: SeedApp, tests: tuple[str, ...]) -> CoverageMap
     texts: dict[str, list[int]] = {}
     by_line: dict[str, dict[int, set[str]]] = {}
     shared: dict[str, set[int]] = {}
+    loaded: dict[str, set[str]] = {}
+    loaded_shared: set[str] = set()
+    recorded: set[str] = set()
     for path in sorted(folder.glob("*.json")):
         try:
             result = json.loads(path.read_text(encoding="utf-8")).get("result", [])
         except (OSError, ValueError):
             continue
         scripts = {
-            str(s.get("url", ""))[len(prefix) :]: s
+            unquote(str(s.get("url", ""))[len(prefix) :]): s
             for s in result
             if str(s.get("url", "")).startswith(prefix)
         }
         owners = sorted(f for f in scripts if f in test_files)
+        recorded.update(owners)
+        for rel in scripts:
+            if owners:
+                loaded.setdefault(rel, set()).update(owners)
+            else:
+                loaded_shared.add(rel)
         for rel, script in scripts.items():
             if rel not in sources:
                 continue
@@ -263,6 +290,10 @@ def _read_v8(folder: Path, seed: SeedApp, tests: tuple[str, ...]) -> CoverageMap
         collect_lines={
             f: {n: tuple(sorted(o)) for n, o in ls.items()} for f, ls in by_line.items()
         },
+        spawned_files=tuple(sorted(test_files - recorded)),
+        process_per_file=True,
+        loaded={f: tuple(sorted(o)) for f, o in sorted(loaded.items())},
+        loaded_shared=tuple(sorted(loaded_shared)),
     )
 
 
@@ -279,8 +310,9 @@ def coverage_map(
     if cache_dir is not None:
         # -m2: single-module seeds are measured through their folder (maps before were empty);
         # -m3: tests that start processes are recorded (`spawned`); -m4: the Python processes
-        # they start are measured (only unmeasured ones make a test `spawned`)
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m4"
+        # they start are measured (only unmeasured ones make a test `spawned`); -m5: node maps
+        # record the scripts each process loaded
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m5"
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))

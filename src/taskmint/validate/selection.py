@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from taskmint.index.coverage import CoverageMap
 from taskmint.records import Candidate, SeedApp
+from taskmint.validate.loaded import select_by_loaded
 from taskmint.validate.removal import REMOVAL, select_for_removal
 
 __all__ = ["BODY_LEVEL", "select_tests"]
@@ -58,6 +59,10 @@ def select_tests(
 
     `remove_function`, `remove_class` (given the seed, whose sources it reads): see
     `taskmint.validate.removal`.
+
+    A runner with a process per test file (node), for an edit that is not body-level (a
+    removed function, method or class, given the seed): the test files whose process loaded a
+    changed file; see `taskmint.validate.loaded`.
     """
     if cmap is None:
         return None
@@ -65,10 +70,14 @@ def select_tests(
     if spawned is None:
         return None
     picked: set[str] = set(spawned)
+    body_level = candidate.strategy in BODY_LEVEL and bool(candidate.spans)
+    if seed is not None and cmap.process_per_file and not body_level:
+        loaded = select_by_loaded(candidate, cmap, seed, universe)
+        return None if loaded is None else tuple(sorted(picked.union(loaded)))
     if seed is not None and candidate.strategy in REMOVAL:
         removal = select_for_removal(candidate, cmap, seed, universe)
         return None if removal is None else tuple(sorted(picked.union(removal)))
-    if candidate.strategy not in BODY_LEVEL or not candidate.spans:
+    if not body_level:
         return None
     for file, first, last in candidate.spans:
         tests = cmap.tests_touching(file, first, last, universe)
