@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.records import RunReport
 from taskmint.runners import run_tests
+from taskmint.runners.adapters import inside_dir
 from taskmint.runners.report import parse_pytest_report
 from tests.conftest import LIMITS
 
@@ -101,3 +106,116 @@ def test_a_run_that_stops_early_is_incomplete(tiny_seed, tiny_env, sandbox, tmp_
     report = _run(tiny_seed, tiny_env, sandbox, tmp_path, {"tests/test_zz.py": killer})
     assert not report.complete
     assert report.outcome_map().get("tests/test_zz.py::test_after") == "missing"
+
+
+FAILURES = """
+import pytest
+
+def helper(depth):
+    if depth == 0:
+        raise KeyError("deep " + "x" * 50)
+    return helper(depth - 1)
+
+def test_assert_rewritten():
+    items = [1, 2, 3]
+    assert len(items) == 4, "wrong length"
+
+def test_deep_raise():
+    helper(30)
+
+def test_chained():
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        raise ValueError("while looking up") from exc
+
+def test_hidden_frames():
+    __tracebackhide__ = True
+    raise RuntimeError("all hidden")
+
+def test_fail_plain():
+    pytest.fail("no traceback wanted", pytrace=False)
+
+def test_fail_traced():
+    pytest.fail("with a traceback")
+
+def test_missing_fixture(no_such_fixture):
+    pass
+
+@pytest.fixture
+def bad_teardown():
+    yield
+    raise OSError("teardown broke")
+
+def test_teardown_error(bad_teardown):
+    pass
+
+@pytest.mark.xfail(strict=True)
+def test_xpass_strict():
+    pass
+
+class TestGroup:
+    def test_method(self):
+        raise AttributeError("no attribute here")
+"""
+
+RECORDER = """
+import importlib.util, json, os
+spec = importlib.util.spec_from_file_location("tm_plugin", os.environ["TM_PLUGIN"])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+messages = {}
+
+def pytest_runtest_logreport(report):
+    if report.failed:
+        messages[report.nodeid] = mod._message(report)
+
+def pytest_sessionfinish(session):
+    with open(os.environ["TM_OUT"], "w") as fh:
+        json.dump(messages, fh)
+"""
+
+
+def test_failure_messages_are_pytests_own(tiny_seed, tiny_env, sandbox, tmp_path):
+    """The runner reports failures from the crash line only (`_crash_only`): each message is
+    the one pytest's full failure repr gives, for failures of every kind."""
+    report = _run(tiny_seed, tiny_env, sandbox, tmp_path, {"tests/test_f.py": FAILURES})
+    got = {r.test_id: r.message for r in report.results if r.message}
+    # the same file under plain pytest, whose reports keep the full repr
+    plain = tmp_path / "plain"
+    (plain / "tests").mkdir(parents=True)
+    (plain / "tests" / "test_f.py").write_text(FAILURES)
+    (plain / "recorder.py").write_text(RECORDER)
+    out = tmp_path / "messages.json"
+    env = {
+        **os.environ,
+        "TM_PLUGIN": str(inside_dir() / "taskmint_pytest_report.py"),
+        "TM_OUT": str(out),
+        "PYTHONPATH": str(plain),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--tb=no",
+            "-p",
+            "recorder",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_f.py",
+        ],
+        cwd=plain,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    want = json.loads(out.read_text())
+    assert len(want) == 10, want
+    # pytest's own report of a missing fixture (kept whole) names the file where it ran
+    missing = "tests/test_f.py::test_missing_fixture"
+    assert "fixture 'no_such_fixture' not found" in (got.pop(missing) or "")
+    want.pop(missing)
+    assert got == want
