@@ -35,6 +35,28 @@ def test_map_is_cached(tiny_seed, tiny_env, sandbox, cache_dir, tiny_cmap):
     assert again == tiny_cmap
 
 
+def test_map_from_the_snapshots_bytecode_is_the_map_from_source(
+    tiny_seed, tiny_env, sandbox, cache_dir, tiny_cmap, tmp_path, monkeypatch
+):
+    """With a cache, the coverage run starts from the snapshot's compiled bytecode (as every
+    validation run does), and measures the same lines as a run that compiles from source."""
+    import taskmint.validate.bytecode as bytecode
+
+    installed: list[int] = []
+    real_install = bytecode.install_bytecode
+
+    def counting(tree, folder, patch=""):  # type: ignore[no-untyped-def]
+        installed.append(real_install(tree, folder, patch))
+        return installed[-1]
+
+    monkeypatch.setattr(bytecode, "install_bytecode", counting)
+    fresh = coverage_map(tiny_seed, tiny_env, sandbox, limits=LIMITS, cache_dir=tmp_path)
+    assert installed and installed[0] > 0  # the seed's and its tests' pycs went in
+    monkeypatch.setattr(bytecode, "install_bytecode", real_install)
+    from_source = coverage_map(tiny_seed, tiny_env, sandbox, limits=LIMITS)
+    assert fresh == from_source == tiny_cmap
+
+
 def test_selection_gives_the_same_verdicts_as_the_full_suite(
     tiny_seed, tiny_env, tiny_baseline, sandbox, tiny_cmap
 ):

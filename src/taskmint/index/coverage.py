@@ -316,10 +316,22 @@ def coverage_map(
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))
+    # The snapshot's bytecode, as every validation run has it (built once; the baseline asks
+    # for the same folder). Which lines run does not depend on it: a pyc is the compiled source
+    # it is checked against (see `taskmint.validate.bytecode`). Imported here: the validate
+    # package imports this module.
+    from taskmint.validate.bytecode import build_bytecode, install_bytecode
+
+    bytecode = (
+        build_bytecode(seed, env, sandbox, limits=limits, cache_dir=cache_dir)
+        if cache_dir is not None
+        else None
+    )
     work = Path(tempfile.mkdtemp(prefix="taskmint-cov-"))
     try:
         ws = work / "ws"
         copy_tree(Path(seed.root), ws, seed.files)
+        install_bytecode(ws, bytecode)
         db = work / "coverage.db"
         report = run_tests(sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db)
         if not report.complete or not db.exists():

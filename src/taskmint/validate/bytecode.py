@@ -9,7 +9,8 @@ runner, in the sandbox, with the run's own interpreter and paths, in which `run_
 compiles every file of the workspace and pytest's collection writes its assertion-rewritten
 test modules (see `run_pytest._compile_workspace`). The `__pycache__` files are kept in the cache,
 and `install_bytecode` copies them into each new tree (`materialize`, the baseline's runs, the
-coverage run) before it runs.
+coverage run) before it runs. The coverage run spends about a quarter of its time compiling
+and rewriting from source without it (sheetcalc: 1.97 s against 1.41 s).
 
 Why the results cannot change:
 - A pyc is used only for a source byte-identical to the one it was compiled from. The seed's
@@ -32,6 +33,7 @@ import functools
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from taskmint.acquire.snapshot import copy_tree
@@ -46,6 +48,8 @@ from taskmint.sandbox.base import Sandbox
 __all__ = ["build_bytecode", "bytecode_dir", "install_bytecode"]
 
 _PYCACHE = "__pycache__"
+_BUILDING: dict[Path, threading.Lock] = {}  # one build at a time per folder in this process
+_BUILDING_LOCK = threading.Lock()
 
 
 def bytecode_dir(seed: SeedApp, env: Environment, cache_dir: Path) -> Path:
@@ -63,8 +67,15 @@ def build_bytecode(
     if not isinstance(adapter_for(seed.manifest), PytestAdapter):
         return None
     final = bytecode_dir(seed, env, cache_dir)
-    if final.is_dir():
-        return final
+    with _BUILDING_LOCK:
+        lock = _BUILDING.setdefault(final, threading.Lock())
+    with lock:  # the baseline and the coverage run ask at the same time: build it once
+        return final if final.is_dir() else _build(seed, env, sandbox, limits, final)
+
+
+def _build(
+    seed: SeedApp, env: Environment, sandbox: Sandbox, limits: Limits, final: Path
+) -> Path | None:
     final.parent.mkdir(parents=True, exist_ok=True)
     ws = Path(tempfile.mkdtemp(prefix="taskmint-compile-"))
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
