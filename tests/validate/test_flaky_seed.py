@@ -60,6 +60,14 @@ def test_the_original_runs_find_every_flaky_test(flaky):
         "declared",
         "shuffle",
     ]
+    # the warm runs were forks of one collection, and still found every flaky test
+    assert [p.split("/")[2] for p in baseline.plans] == [
+        "cold",
+        "forked",
+        "cold",
+        "forked",
+        "cold",
+    ]
     # the timing test may instead fail every time on a slow machine: then it is "failing"
     unusable = set(baseline.flaky) | set(baseline.failing)
     assert unusable >= FLAKY, set(baseline.stable_passed) & FLAKY

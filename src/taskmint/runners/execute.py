@@ -88,10 +88,10 @@ def run_batch(
     env: Environment,
     *,
     limits: Limits,
-    test_ids: tuple[str, ...],
+    test_ids: tuple[str, ...] | None,
     batch: dict[str, object],
 ) -> tuple[BatchReport, RunResult]:
-    """Collect the files of `test_ids` over `workspace` (the original tree) once and serve
+    """Collect the files of `test_ids` (None: the whole suite) over `workspace` once and serve
     `batch`'s runs as forks of that collection (`runners/inside/forked_runs.py`). pytest over
     the out-of-band channel only: `ValueError` otherwise."""
     if not isinstance(adapter_for(manifest), PytestAdapter) or not sandbox.supports_channel:

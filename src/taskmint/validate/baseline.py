@@ -11,9 +11,11 @@ from pathlib import Path
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
+from taskmint.errors import SandboxError
 from taskmint.records import Environment, RunReport, SeedApp, from_json_dict, to_json_dict
 from taskmint.runners import run_tests
-from taskmint.runners.adapters import runner_fingerprint
+from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
+from taskmint.runners.execute import run_batch
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate.bytecode import build_bytecode, install_bytecode
 
@@ -37,8 +39,10 @@ def run_plan(index: int) -> RunPlan:
 
     Order dependence causes most flaky tests, so the runs alternate the declared order, its
     reverse (which flips every pairwise dependence) and seeded shuffles. Every second run is
-    cold, so the original is seen under several interpreter hash seeds (set-order dependence).
-    The broken tree's j-th run uses plan j again, so a test's random draws match the original's.
+    cold, so the original is seen under several interpreter hash seeds (set-order dependence);
+    the warm ones share one collection, each a fork of it (`_forked_runs`), when the runner
+    allows. The broken tree's j-th run uses plan j again, so a test's random draws match the
+    original's.
     """
     order = _ORDERS[index] if index < len(_ORDERS) else "shuffle"
     return RunPlan(order=order, seed=index, warm=index % 2 == 1)
@@ -57,7 +61,7 @@ class Baseline:
     collection_errors: tuple[str, ...]
     max_wall_time: float
     reason: str = ""
-    plans: tuple[str, ...] = ()  # "order/seed/warm|cold" of each run, in run order
+    plans: tuple[str, ...] = ()  # "order/seed/cold|warm|forked" of each run, in run order
     # stable tests left out because the suite was longer than `max_tests` (see `cut_suite`)
     cut: tuple[str, ...] = ()
     # the snapshot's cached bytecode, copied into every tree validated against this baseline
@@ -107,14 +111,16 @@ def run_baseline(
 
     Triage: tests that fail or flake on the original are excluded; the seed is kept when at
     least `min_tests` pass every run, and a suite with more than `max_tests` stable tests is cut
-    down to a selection of them (`cut_suite`) rather than dropped. With a `cache_dir`, the
+    down to a selection of them (`cut_suite`) rather than dropped. The warm runs are forks of
+    one collection (`_forked_runs`) when there are two or more and the runner is pytest over
+    the sandbox's channel. With a `cache_dir`, the
     snapshot's bytecode is compiled first (`build_bytecode`) and every run, here and in
     validation, starts from it.
     """
     cache_file = None
     if cache_dir is not None:
         key = (
-            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p3"
+            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p4"
             f"-t{min_tests}-{max_tests or 0}"
         )
         cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
@@ -144,20 +150,47 @@ def run_baseline(
         finally:
             shutil.rmtree(ws, ignore_errors=True)
 
+    # The warm runs share one collection: each is a fork of it (`_forked_runs`).
+    warm = [i for i, p in enumerate(plans) if p.warm]
+    forkable = (
+        len(warm) >= 2
+        and isinstance(adapter_for(seed.manifest), PytestAdapter)
+        and sandbox.supports_channel
+    )
+    if not forkable:
+        warm = []
+    forked: dict[int, RunReport] = {}
+
+    def forked_job() -> None:
+        forked.update(_forked_runs(seed, env, sandbox, [plans[i] for i in warm], limits, bytecode))
+
+    def by_plan(index: int) -> RunReport:
+        if index in warm:
+            return forked.get(warm.index(index)) or one(plans[index])
+        return one(plans[index])
+
     reports: list[RunReport] = []
     if workers <= 1:
-        for plan in plans:
-            reports.append(one(plan))
+        for index in range(len(plans)):
+            if index in warm and not forked and index == warm[0]:
+                forked_job()
+            reports.append(by_plan(index))
             if reports[-1].timed_out:  # a hang costs one timeout, not `runs` of them
                 break
     else:
         with ThreadPoolExecutor(min(workers, len(plans))) as pool:
-            reports = list(pool.map(one, plans))
+            batch = pool.submit(forked_job) if warm else None
+            cold = {i: pool.submit(one, plans[i]) for i in range(len(plans)) if i not in warm}
+            if batch is not None:
+                batch.result()
+            # a warm run the batch did not serve runs here, the ordinary way
+            reports = [cold[i].result() if i in cold else by_plan(i) for i in range(len(plans))]
     baseline = summarize(seed, env, reports, runs=runs, min_tests=min_tests, max_tests=max_tests)
     baseline = replace(
         baseline,
         plans=tuple(
-            f"{p.order}/{p.seed}/{'warm' if p.warm else 'cold'}" for p in plans[: len(reports)]
+            f"{p.order}/{p.seed}/{_how(i, p, warm, forked)}"
+            for i, p in enumerate(plans[: len(reports)])
         ),
         bytecode=str(bytecode) if bytecode is not None else "",
     )
@@ -167,6 +200,77 @@ def run_baseline(
         tmp.write_text(json.dumps(to_json_dict(baseline), indent=1))
         tmp.replace(cache_file)
     return baseline
+
+
+def _how(index: int, plan: RunPlan, warm: list[int], forked: dict[int, RunReport]) -> str:
+    """How run `index` was made: "cold", "warm", or "forked" (a fork of the warm runs'
+    shared collection)."""
+    if index in warm and warm.index(index) in forked:
+        return "forked"
+    return "warm" if plan.warm else "cold"
+
+
+def _forked_runs(
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    plans: list[RunPlan],
+    limits: Limits,
+    bytecode: Path | None,
+) -> dict[int, RunReport]:
+    """The original suite's runs `plans` as forks of one collection of it, in a warm sandbox
+    (`runners/inside/forked_runs.py`): the report of each run it served, by position in `plans`.
+
+    A fork of a collected pytest process is what a warm run is after its own collection: the
+    same interpreter and hash seed (the server's), the same modules imported by the same code,
+    then the whole suite in the plan's order and seed, every test's protocol in a fresh
+    process. What the runs no longer repeat is importing and collecting (import-time
+    nondeterminism is drawn once for these runs; the cold runs draw it again each). A run the
+    batch did not serve (it stopped: a run changed the workspace, the collection left threads
+    running; the sandbox failed) is left out, and the caller runs it the ordinary way."""
+    from taskmint.validate.forked import SNAPSHOT_BYTES  # it imports this module
+
+    spec = {
+        "runs": len(plans),
+        "plans": [[p.order, p.seed] for p in plans],
+        "candidates": [
+            {
+                "files": [],
+                "select": None,
+                "failing": [],
+                "wall": limits.wall_seconds,
+                "repeat": "all",
+            }
+        ],
+        "snapshot_bytes": SNAPSHOT_BYTES,
+    }
+    ws = _workspace(seed, bytecode)
+    try:
+        report, _ = run_batch(
+            sandbox,
+            ws,
+            seed.manifest,
+            env,
+            limits=limits.with_wall(limits.wall_seconds * (len(plans) + 1)),
+            test_ids=None,
+            batch=spec,
+        )
+    except (SandboxError, OSError):
+        return {}
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+    out: dict[int, RunReport] = {}
+    for index in range(len(plans)):
+        tag = f"0/{index}"
+        end = report.ends.get(tag, {})
+        if tag not in report.reports or end.get("status") not in ("ran", "timeout"):
+            continue
+        out[index] = replace(
+            report.reports[tag],
+            timed_out=end.get("status") == "timeout",
+            wall_time=float(end.get("wall") or 0.0),
+        )
+    return out
 
 
 def cut_suite(tests: list[str], limit: int) -> tuple[list[str], list[str]]:

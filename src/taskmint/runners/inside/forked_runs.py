@@ -328,7 +328,14 @@ class _Run(NamedTuple):
 
 
 class Batch:
-    """The parent: serves each candidate's runs as forks, puts the tree back in between."""
+    """The parent: serves each candidate's runs as forks, puts the tree back in between.
+
+    The spec: {"runs": N, "plans": [[order, seed], ...] (run i's), "snapshot_bytes": ...,
+    "candidates": [{"files": [[path, base64], ...], "select": [test ids] or null (every
+    collected test), "failing": [ids failing on the original], "wall": seconds per run,
+    optional "plans" (this candidate's own runs, replacing N and the batch's plans) and
+    "repeat": "all" (every run repeats the whole request, instead of the open tests)}, ...]}.
+    """
 
     def __init__(self, spec: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
         self.spec = spec
@@ -365,14 +372,24 @@ class Batch:
                 for path, _ in files
                 if path.endswith(".py")
             ]
-            request = [t for t in cand["select"] if t in collected]
+            if cand["select"] is None:  # every collected test (the original suite's runs)
+                request = [item.nodeid for item in session.items]
+            else:
+                request = [t for t in cand["select"] if t in collected]
             # a test's verdict is settled once it passed (a test that passes on the original)
-            # or once it failed (one that fails there): later runs repeat only the open ones
+            # or once it failed (one that fails there): later runs repeat only the open ones,
+            # unless the candidate asks for every run to repeat the whole request
             failing = set(cand.get("failing", ()))
+            repeat_all = cand.get("repeat") == "all"
+            plans = self.plans
+            runs = self.runs
+            if cand.get("plans"):  # its own runs: (order, seed) each
+                plans = [(str(order), int(seed)) for order, seed in cand["plans"]]
+                runs = len(plans)
             passed: set[str] = set()
             failed: set[str] = set()
-            for run in range(self.runs):
-                if run > 0:
+            for run in range(runs):
+                if run > 0 and not repeat_all:
                     request = [
                         t
                         for t in request
@@ -382,7 +399,7 @@ class Batch:
                     if not request:
                         break
                 tag = f"{number}/{run}"
-                order, seed = self.plans[run] if run < len(self.plans) else ("shuffle", run)
+                order, seed = plans[run] if run < len(plans) else ("shuffle", run)
                 self.emit({"type": "batch_run", "tag": tag, "ids": request})
                 began = time.monotonic()
                 this = _Run(request, files, originals, index, order, seed, tag, float(cand["wall"]))
@@ -394,7 +411,7 @@ class Batch:
                 self.emit({"type": "batch_end", "tag": tag, "wall": wall, **status})
                 if broken:
                     # this candidate is done only if it needed no further run
-                    if status["status"] != "ran" or run + 1 == self.runs:
+                    if status["status"] != "ran" or run + 1 == runs:
                         self.emit({"type": "batch_done", "candidate": number})
                     self.emit({"type": "batch_stop", "reason": broken})
                     return
