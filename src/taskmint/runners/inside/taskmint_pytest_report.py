@@ -178,37 +178,6 @@ def _context(name: str) -> None:
             os.pwrite(fd, name.encode(), 0)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_fixture_setup(fixturedef, request):  # type: ignore[no-untyped-def]
-    """Fixtures shared by several tests get a context that names who shares them.
-
-    Module and class scope: "collect|<test file>" (every test of the file may depend on it);
-    package and session scope: the empty context (any test may).
-    """
-    if _state["cov"] is None or fixturedef.scope == "function":
-        yield
-        return
-    outer = str(_state["ctx"])
-    if fixturedef.scope in ("module", "class"):
-        _context("collect|" + request.node.nodeid.split("::", 1)[0])
-    else:
-        _context("")
-    yield
-    _context(outer)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector):  # type: ignore[no-untyped-def]
-    """Code a test file runs while it is collected (parametrize arguments, module-level calls)
-    gets "collect|<test file>": if it breaks, that file's tests break."""
-    if _state["cov"] is None or not isinstance(collector, pytest.Module):
-        yield
-        return
-    _context("collect|" + collector.nodeid)
-    yield
-    _context("")
-
-
 def _crash_only() -> object:
     """A function that makes an item's failures cheap to report (None: this pytest's internals
     differ): the crash line only, not the formatted traceback.
@@ -273,30 +242,74 @@ def pytest_collection_modifyitems(session, config, items):  # type: ignore[no-un
         random.Random(f"order|{_state['seed']}").shuffle(items)
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):  # type: ignore[no-untyped-def]
-    """Attribute what setup runs to this test's setup context; reseed `random`."""
+    """Reseed `random` for this test (from the run's seed and the test id)."""
     if _state["seed"] is not None:
         random.seed(f"{_state['seed']}|{item.nodeid}")
-    _context(item.nodeid + "|setup")
-    yield
-    _context("")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):  # type: ignore[no-untyped-def]
-    """Attribute what the test body runs to this test's run context."""
-    _context(item.nodeid + "|run")
-    yield
-    _context("")
+def pytest_configure(config):  # type: ignore[no-untyped-def]
+    """With coverage, the hooks that give each test phase its own context. Without it they
+    would only cost every test three hook wrappers (and one per fixture) for nothing."""
+    if _state["cov"] is not None:
+        config.pluginmanager.register(_CoverageContexts(), "taskmint-coverage-contexts")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item):  # type: ignore[no-untyped-def]
-    """Attribute what teardown runs to this test's teardown context."""
-    _context(item.nodeid + "|teardown")
-    yield
-    _context("")
+class _CoverageContexts:
+    """The coverage run's hooks: which context each line runs in."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):  # type: ignore[no-untyped-def]
+        """Fixtures shared by several tests get a context that names who shares them.
+
+        Module and class scope: "collect|<test file>" (every test of the file may depend on it);
+        package and session scope: the empty context (any test may).
+        """
+        if _state["cov"] is None or fixturedef.scope == "function":
+            yield
+            return
+        outer = str(_state["ctx"])
+        if fixturedef.scope in ("module", "class"):
+            _context("collect|" + request.node.nodeid.split("::", 1)[0])
+        else:
+            _context("")
+        yield
+        _context(outer)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector):  # type: ignore[no-untyped-def]
+        """Code a test file runs while it is collected (parametrize arguments, module-level calls)
+        gets "collect|<test file>": if it breaks, that file's tests break."""
+        if _state["cov"] is None or not isinstance(collector, pytest.Module):
+            yield
+            return
+        _context("collect|" + collector.nodeid)
+        yield
+        _context("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):  # type: ignore[no-untyped-def]
+        """Attribute what setup runs to this test's setup context; reseed `random`."""
+        if _state["seed"] is not None:
+            random.seed(f"{_state['seed']}|{item.nodeid}")
+        _context(item.nodeid + "|setup")
+        yield
+        _context("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):  # type: ignore[no-untyped-def]
+        """Attribute what the test body runs to this test's run context."""
+        _context(item.nodeid + "|run")
+        yield
+        _context("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item):  # type: ignore[no-untyped-def]
+        """Attribute what teardown runs to this test's teardown context."""
+        _context(item.nodeid + "|teardown")
+        yield
+        _context("")
 
 
 def _emit(record: dict[str, object]) -> None:
