@@ -17,7 +17,7 @@ from taskmint.config import Limits, PipelineConfig
 from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
-from taskmint.index.coverage import CoverageMap
+from taskmint.index.coverage import CoverageMap, coverage_map
 from taskmint.pipeline import mint_candidate
 from taskmint.publish import load_tasks, publish
 from taskmint.records import Candidate, Environment, SeedApp, Task, Verdict
@@ -104,6 +104,19 @@ def published_tasks(tiny_dataset: Path) -> list[Task]:
 
 def replace(record, **changes):  # type: ignore[no-untyped-def]
     return dataclasses.replace(record, **changes)
+
+
+def with_coverage(
+    name: str, cache_dir: Path, sandbox: LocalSandbox, runs: int = 2
+) -> tuple[SeedApp, Environment, Baseline, CoverageMap]:
+    """The fixture seed `name` acquired, its environment, a usable baseline and its coverage map."""
+    seed = acquire(SEEDS / name, cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=runs, limits=LIMITS)
+    assert baseline.usable, baseline.reason
+    cmap = coverage_map(seed, env, sandbox, limits=LIMITS, cache_dir=cache_dir)
+    assert cmap is not None
+    return seed, env, baseline, cmap
 
 
 def assert_selection_exact(

@@ -9,25 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.acquire import acquire
-from taskmint.envs import build_environment
-from taskmint.index.coverage import coverage_map
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, SeedApp
-from taskmint.validate import run_baseline, validate_candidate
+from taskmint.validate import validate_candidate
 from taskmint.validate.selection import select_tests
-from tests.conftest import LIMITS, SEEDS, assert_selection_exact
+from tests.conftest import LIMITS, assert_selection_exact, with_coverage
 
 
 @pytest.fixture(scope="module")
 def loadjs(cache_dir, sandbox):  # type: ignore[no-untyped-def]
-    seed = acquire(SEEDS / "loadjs", cache_dir=cache_dir)
-    env = build_environment(seed.manifest, cache_dir=cache_dir)
-    baseline = run_baseline(seed, env, sandbox, runs=2, limits=LIMITS)
-    assert baseline.usable, baseline.reason
-    cmap = coverage_map(seed, env, sandbox, limits=LIMITS, cache_dir=cache_dir)
-    assert cmap is not None
-    return seed, env, baseline, cmap
+    return with_coverage("loadjs", cache_dir, sandbox)
 
 
 def removal(seed: SeedApp, file: str, name: str, strategy: str = "remove_function") -> Candidate:

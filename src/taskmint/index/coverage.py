@@ -31,6 +31,9 @@ __all__ = ["CoverageMap", "coverage_map"]
 
 # The marker file the pytest plugin records process starts under (`record_spawns`).
 SPAWN_FILE = "/taskmint-spawned-a-process"
+# The marker file of the tests that left state behind for later tests (`record_leaks`, see
+# `runners/inside/shared_state.py`): every line they executed counts as shared.
+LEAK_FILE = "/taskmint-left-shared-state"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,8 +155,17 @@ def _read(db: Path, snapshot_id: str) -> CoverageMap:
     prefix = WORKSPACE.rstrip("/") + "/"
     spawned: set[int] = set()
     spawned_files: set[str] = set()
+    leaked = {
+        ctx.rpartition("|")[0]
+        for contexts in (
+            data.contexts_by_lineno(LEAK_FILE).values()
+            if LEAK_FILE in data.measured_files()
+            else ()
+        )
+        for ctx in contexts
+    }
 
-    def owners(contexts: Iterable[str]) -> tuple[set[int], set[str]]:
+    def owners(contexts: Iterable[str], as_lines: bool = True) -> tuple[set[int], set[str]]:
         ids: set[int] = set()
         files: set[str] = set()
         for ctx in contexts:
@@ -163,16 +175,21 @@ def _read(db: Path, snapshot_id: str) -> CoverageMap:
                 files.add(tail)
             elif test and phase in ("run", "setup"):
                 # a test's own phases (function-scoped fixtures only: wider fixtures and
-                # teardowns, which may leave shared state, are in other contexts)
+                # teardowns, which may leave shared state, are in other contexts); a test that
+                # left state behind may have passed what these lines computed to later tests
                 ids.add(index.setdefault(test, len(index)))
+                if as_lines and test in leaked:
+                    ids.add(-1)
             else:
                 ids.add(-1)
         return ids, files
 
     for measured in data.measured_files():
+        if measured == LEAK_FILE:
+            continue
         if measured == SPAWN_FILE:
             for contexts in data.contexts_by_lineno(measured).values():
-                ids, files = owners(contexts)
+                ids, files = owners(contexts, as_lines=False)
                 spawned.update(ids)
                 spawned_files.update(files)
             continue
@@ -311,8 +328,9 @@ def coverage_map(
         # -m2: single-module seeds are measured through their folder (maps before were empty);
         # -m3: tests that start processes are recorded (`spawned`); -m4: the Python processes
         # they start are measured (only unmeasured ones make a test `spawned`); -m5: node maps
-        # record the scripts each process loaded
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m5"
+        # record the scripts each process loaded; -m6: tests that leave state behind share
+        # their lines, and caches empty after collection are emptied before each test
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m6"
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))

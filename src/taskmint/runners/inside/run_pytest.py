@@ -165,6 +165,7 @@ def main() -> int:
         if cov is not None:
             cov.stop()
             plugin.record_spawns(cov)
+            plugin.record_leaks(cov)
             _save_coverage(cov, options["coverage"]["data_file"])
 
 

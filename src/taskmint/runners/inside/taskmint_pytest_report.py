@@ -14,6 +14,21 @@ import sys
 
 import pytest
 
+
+def _sibling(name: str) -> object:
+    """A module of this folder, loaded from its file: never one the workspace could provide,
+    whatever is on sys.path when this plugin is imported."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location("taskmint_inside_" + name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+Watch = _sibling("shared_state").Watch  # type: ignore[attr-defined]
 _state: dict[str, object] = {
     "fh": None,
     "nonce": "",
@@ -26,6 +41,8 @@ _state: dict[str, object] = {
     "children": None,
     "batch": None,  # a `forked_runs.Batch`: the runs are forks of this collection
     "tag": None,  # in a forked run: "<candidate>/<run>", on every record
+    "watch": None,  # in the coverage run: a `shared_state.Watch` of the workspace's modules
+    "leaks": None,  # in the coverage run: the tests that left state for later tests
 }
 # Audit events of starting another program or process: what it runs is not measured, so the
 # coverage map must know which test phases did it (`record_spawns`). `subcov/sitecustomize.py`
@@ -43,6 +60,7 @@ _SPAWN_EVENTS = frozenset(
     }
 )
 SPAWN_FILE = "/taskmint-spawned-a-process"  # the coverage data's marker file for those phases
+LEAK_FILE = "/taskmint-left-shared-state"  # the marker of tests that left state (`record_leaks`)
 _POPEN = "subprocess.Popen"  # the one way of starting a process whose child can be measured
 
 
@@ -82,6 +100,9 @@ def configure(
     if cov is not None and _state["spawns"] is None:
         _state["spawns"] = {}
         sys.addaudithook(_audit)
+    if cov is not None:
+        _state["watch"] = Watch(os.getcwd())
+        _state["leaks"] = []
 
 
 def measure_children(folder: str) -> None:
@@ -164,6 +185,19 @@ def record_spawns(cov: object) -> None:
     for ctx in unmeasured:
         data.set_context(ctx)
         data.add_lines({SPAWN_FILE: [1]})
+
+
+def record_leaks(cov: object) -> None:
+    """Mark the setup and run contexts of each test that left state for later tests (line 1
+    of `LEAK_FILE`): the coverage map counts every line they executed as shared."""
+    leaks = _state["leaks"]
+    if not isinstance(leaks, list) or not leaks:
+        return
+    data = cov.get_data()  # type: ignore[attr-defined]
+    for nodeid in leaks:
+        for phase in ("setup", "run"):
+            data.set_context(f"{nodeid}|{phase}")
+            data.add_lines({LEAK_FILE: [1]})
 
 
 def _context(name: str) -> None:
@@ -258,6 +292,29 @@ def pytest_configure(config):  # type: ignore[no-untyped-def]
 
 class _CoverageContexts:
     """The coverage run's hooks: which context each line runs in."""
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):  # type: ignore[no-untyped-def]
+        """Each test starts from the caches it would find first (`shared_state.Watch`); a test
+        that leaves other state behind is recorded (`record_leaks`)."""
+        watch = _state["watch"]
+        leaks = _state["leaks"]
+        if not isinstance(watch, Watch) or not isinstance(leaks, list):
+            yield
+            return
+        try:
+            watch.before()
+        except Exception:  # the state could not be read: as if the test had changed it
+            leaks.append(item.nodeid)
+            yield
+            return
+        yield
+        try:
+            changed = watch.after()
+        except Exception:
+            changed = True
+        if changed:
+            leaks.append(item.nodeid)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):  # type: ignore[no-untyped-def]

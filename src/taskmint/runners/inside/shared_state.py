@@ -1,0 +1,255 @@
+"""What one test leaves behind for the next, in the coverage run (runs INSIDE the sandbox).
+
+The coverage map says which tests executed which lines, and selection trusts that a test that
+never executed a line cannot observe a change to it. Within one process that holds only if no
+test reads what an earlier test computed: a memo (`functools.lru_cache`, a module-level dict
+filled on demand, a mutable default argument, a cache held in a closure), a lazily built
+global, a registry filled by calls. The first test to call `wcwidth("a")` runs its body; every
+later one gets the cached value and executes nothing, yet on a broken tree it gets the broken
+value (the full suite fails it; a selection built from this map would not run it).
+
+The coverage run handles that in two ways, per test (`Watch.before` / `Watch.after` around
+each test's setup, call and teardown):
+
+1. The `functools` caches of the workspace's code (`lru_cache`, `cache`) that were empty once
+   the tests were collected are emptied again before each test. Each test then computes what it
+   uses, so its own context holds the lines that compute it, as when it runs first. A cache
+   that already held entries after collection is never cleared (its entries are part of the
+   state every test starts from); it is watched like any other state below.
+2. A signature of the state reachable from the workspace's modules (their globals, the
+   classes and functions they define with their dicts, defaults and closures, and the
+   containers and objects under them, to `MAX_DEPTH` levels and `MAX_NODES` objects) is taken
+   before and after each test. A test after which it differs (it bound, added, removed or
+   replaced something: a memo entry, a lazily built table, a new workspace module) may have
+   left values computed by its lines for later tests to read, so every line it executed is
+   marked as shared (any edit to them runs the full suite). So is any test when the signature
+   cannot be taken whole (more than `MAX_NODES` objects reachable).
+
+What this does not see: state kept outside the workspace's modules (a third-party registry, the
+logging tree, the environment, files). Such a leak also makes the later test's outcome depend
+on the order, which the original's shuffled runs are there to catch.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import sys
+import types
+
+MAX_DEPTH = 5  # levels below a module's globals
+MAX_NODES = 200_000  # objects visited per signature; past this the test counts as leaking
+
+_LRU = getattr(functools, "_lru_cache_wrapper", None)
+_LEAVES = (int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis))
+_SEQUENCES = (list, tuple, set, frozenset, collections.deque)
+# A module's import machinery (its loader may be pytest's assertion rewriter, with state of its
+# own) and the builtins: not the module's state.
+_MODULE_PLUMBING = frozenset({"__builtins__", "__loader__", "__spec__"})
+
+
+def _under(path: object, root: str) -> bool:
+    return isinstance(path, str) and os.path.abspath(path).startswith(root)
+
+
+class Watch:
+    """The state the workspace's modules hold, between the tests of one coverage run."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root).rstrip(os.sep) + os.sep
+        self.caches: list[object] = []  # cache wrappers emptied before each test
+        self.kept: set[int] = set()  # ids of cache wrappers that held entries after collection
+        self.known: set[int] = set()
+        self.mutable: list[object] = []  # what `discover` found that a test could change
+        self.names: tuple[str, ...] = ()
+        self.whole = True  # whether `discover` saw everything (not past MAX_NODES)
+        self.last: object = None
+
+    def _modules(self) -> list[tuple[str, types.ModuleType]]:
+        found = []
+        for name, mod in list(sys.modules.items()):
+            if isinstance(mod, types.ModuleType):
+                try:
+                    path = mod.__dict__.get("__file__")
+                except Exception:  # a module object that hides its dict
+                    continue
+                if _under(path, self.root):
+                    found.append((name, mod))
+        return sorted(found, key=lambda pair: pair[0])
+
+    def _cache(self, wrapper: object) -> None:
+        key = id(wrapper)
+        if key in self.known:
+            return
+        self.known.add(key)
+        try:
+            size = wrapper.cache_info().currsize  # type: ignore[attr-defined]
+        except Exception:
+            self.kept.add(key)
+            return
+        if size:
+            self.kept.add(key)
+        else:
+            self.caches.append(wrapper)
+
+    def discover(self) -> bool:
+        """Walk everything reachable from the workspace's modules (see the module doc) and keep
+        the mutable objects met on the way (`quick` reads them); find the cache wrappers
+        (`_cache`). False when there were more than MAX_NODES objects."""
+        modules = self._modules()
+        names = {name for name, _ in modules}
+        mutable: list[object] = [mod.__dict__ for _, mod in modules]
+        seen: set[int] = {id(m) for m in mutable}
+        stack: list[tuple[object, int]] = []
+        for _, mod in reversed(modules):
+            stack.extend(
+                (v, 1)
+                for k, v in list(mod.__dict__.items())
+                if k not in _MODULE_PLUMBING and not isinstance(v, _LEAVES)
+            )
+        visited = 0
+        while stack:
+            obj, depth = stack.pop()
+            key = id(obj)
+            if key in seen:
+                continue
+            seen.add(key)
+            visited += 1
+            if visited > MAX_NODES:
+                self.mutable = []
+                return False
+            children: list[object] = []
+            if isinstance(obj, dict):
+                mutable.append(obj)
+                for k, v in list(dict.items(obj)):
+                    children.append(k)
+                    children.append(v)
+            elif isinstance(obj, _SEQUENCES):
+                if not isinstance(obj, (tuple, frozenset)):
+                    mutable.append(obj)
+                children = _elements(obj)
+            elif isinstance(obj, bytearray):
+                mutable.append(obj)
+            elif _LRU is not None and isinstance(obj, _LRU):
+                self._cache(obj)
+                if key in self.kept:
+                    mutable.append(obj)
+                children = [getattr(obj, "__wrapped__", None), _own_dict(obj)]
+            elif isinstance(obj, types.FunctionType):
+                mutable.append(obj)
+                children = [obj.__defaults__, obj.__kwdefaults__, obj.__dict__ or None]
+                children.extend(_cell(c) for c in obj.__closure__ or ())
+            elif isinstance(obj, (classmethod, staticmethod)):
+                children = [obj.__func__]
+            elif isinstance(obj, property):
+                children = [obj.fget, obj.fset, obj.fdel]
+            elif isinstance(obj, type):
+                # classes defined in the workspace: their attributes; other classes are shared
+                # library state this does not watch (see the module doc)
+                own = type.__getattribute__(obj, "__dict__")
+                if own.get("__module__") in names:
+                    mutable.append(obj)
+                    children = list(own.values())
+            elif isinstance(obj, (types.ModuleType, *_LEAVES)):
+                continue  # modules are roots of their own; leaves are seen through their ids
+            else:
+                slots = _slot_values(obj, type(obj))
+                if slots:
+                    mutable.append(obj)
+                children = [_own_dict(obj), *slots]
+            if depth < MAX_DEPTH:
+                stack.extend(
+                    (child, depth + 1)
+                    for child in reversed(children)
+                    if child is not None and not isinstance(child, _LEAVES)
+                )
+        self.names = tuple(sorted(names))
+        self.mutable = mutable
+        return True
+
+    def quick(self) -> object:
+        """The ids and sizes held by the mutable objects `discover` found: anything new that
+        became reachable did so through one of them, so it changes this."""
+        names = tuple(name for name, _ in self._modules())
+        out: list[object] = [names]
+        for obj in self.mutable:
+            if isinstance(obj, dict):
+                out.append(tuple(map(id, dict.keys(obj))))
+                out.append(tuple(map(id, dict.values(obj))))
+            elif isinstance(obj, (list, set, collections.deque)):
+                out.append(tuple(map(id, _elements(obj))))
+            elif isinstance(obj, bytearray):
+                out.append(bytes(obj))
+            elif _LRU is not None and isinstance(obj, _LRU):
+                out.append(obj.cache_info().currsize)
+            elif isinstance(obj, types.FunctionType):
+                cells = tuple(id(_cell(c)) for c in obj.__closure__ or ())
+                out.append((id(obj.__defaults__), id(obj.__kwdefaults__), cells))
+                out.append(len(obj.__dict__))
+            elif isinstance(obj, type):
+                own = type.__getattribute__(obj, "__dict__")
+                out.append(tuple(map(id, own.keys())))
+                out.append(tuple(map(id, own.values())))
+            else:
+                out.append(tuple(map(id, _slot_values(obj, type(obj)))))
+        return out
+
+    def before(self) -> None:
+        """Empty the workspace's caches that were empty after collection; note the state (as
+        the previous test left it: nothing of the workspace runs between two tests)."""
+        if self.last is None:
+            self.whole = self.discover()
+            self.last = self.quick()
+        for wrapper in self.caches:
+            wrapper.cache_clear()  # type: ignore[attr-defined]
+
+    def after(self) -> bool:
+        """Whether the test since `before` changed the state (or it could not be told)."""
+        for wrapper in self.caches:
+            wrapper.cache_clear()  # type: ignore[attr-defined]
+        now = self.quick()
+        if now == self.last and self.whole:
+            return False
+        self.whole = self.discover()
+        self.last = self.quick()
+        return True
+
+
+def _elements(obj: object) -> list[object]:
+    """The elements of a (subclass of a) builtin sequence or set, read by the builtin's own
+    iterator: a subclass's `__iter__` is seed code, and reading must run none of it."""
+    for base in _SEQUENCES:
+        if isinstance(obj, base):
+            return list(base.__iter__(obj))  # type: ignore[arg-type]
+    return []
+
+
+def _own_dict(obj: object) -> object:
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        return None
+    return own if isinstance(own, dict) else None
+
+
+def _cell(cell: object) -> object:
+    try:
+        return cell.cell_contents  # type: ignore[attr-defined]
+    except ValueError:  # an empty cell
+        return None
+
+
+def _slot_values(obj: object, kind: type) -> list[object]:
+    """The values in `obj`'s `__slots__` (read through the slots' own descriptors)."""
+    values = []
+    for base in kind.__mro__:
+        slots = base.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            member = base.__dict__.get(name)
+            if isinstance(member, types.MemberDescriptorType):
+                try:
+                    values.append(member.__get__(obj, kind))
+                except AttributeError:  # not set
+                    values.append(None)
+    return values
