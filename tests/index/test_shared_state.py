@@ -121,3 +121,15 @@ def test_lines_no_leaking_test_ran_keep_a_narrow_selection(memo, sandbox):
         "tests/test_then.py::test_add_again",
     )
     assert_selection_exact(cand, seed, env, baseline, sandbox, cmap, runs=2)
+
+
+def test_what_the_runtime_records_between_tests_is_not_a_leak(memo, sandbox):
+    """unittest's class bookkeeping, the module's `__warningregistry__` and `__slotnames__`
+    change between these tests; `scale` still gets the narrow selection."""
+    seed, env, baseline, cmap = memo
+    cand = edit(seed, "scale", "return Point(point.x * factor, point.y * factor)", "return point")
+    assert select_tests(cand, cmap, baseline.stable_passed, seed) == (
+        "tests/test_unittest_style.py::ScaleTests::test_copy_and_warn",
+        "tests/test_unittest_style.py::ScaleTests::test_scale",
+    )
+    assert_selection_exact(cand, seed, env, baseline, sandbox, cmap, runs=2)

@@ -45,8 +45,17 @@ _LRU = getattr(functools, "_lru_cache_wrapper", None)
 _LEAVES = (int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis))
 _SEQUENCES = (list, tuple, set, frozenset, collections.deque)
 # A module's import machinery (its loader may be pytest's assertion rewriter, with state of its
-# own) and the builtins: not the module's state.
-_MODULE_PLUMBING = frozenset({"__builtins__", "__loader__", "__spec__"})
+# own), the builtins, and the registry `warnings` keeps of what the module warned (it only
+# decides whether a repeated warning shows, and pytest's warning capture resets it): not the
+# module's state.
+_WARNED = "__warningregistry__"
+_MODULE_PLUMBING = frozenset({"__builtins__", "__loader__", "__spec__", _WARNED})
+# What the runtime writes on a class between tests: unittest's `doClassCleanups` sets a new
+# `tearDown_exceptions` list after every TestCase class, and `copyreg` caches `__slotnames__`
+# on a class the first time one of its instances is copied or pickled. Bookkeeping, not state.
+_BOOKKEEPING = frozenset(
+    {"tearDown_exceptions", "_classSetupFailed", "_class_cleanups", "__slotnames__"}
+)
 
 
 def _under(path: object, root: str) -> bool:
@@ -63,6 +72,7 @@ class Watch:
         self.known: set[int] = set()
         self.mutable: list[object] = []  # what `discover` found that a test could change
         self.names: tuple[str, ...] = ()
+        self.module_dicts: set[int] = set()
         self.whole = True  # whether `discover` saw everything (not past MAX_NODES)
         self.last: object = None
 
@@ -101,6 +111,7 @@ class Watch:
         names = {name for name, _ in modules}
         mutable: list[object] = [mod.__dict__ for _, mod in modules]
         seen: set[int] = {id(m) for m in mutable}
+        self.module_dicts = set(seen)
         stack: list[tuple[object, int]] = []
         for _, mod in reversed(modules):
             stack.extend(
@@ -175,6 +186,8 @@ class Watch:
         out: list[object] = [names]
         for obj in self.mutable:
             if isinstance(obj, dict):
+                if _WARNED in obj and id(obj) in self.module_dicts:
+                    obj = {k: v for k, v in dict.items(obj) if k != _WARNED}
                 out.append(tuple(map(id, dict.keys(obj))))
                 out.append(tuple(map(id, dict.values(obj))))
             elif isinstance(obj, (list, set, collections.deque)):
@@ -189,6 +202,8 @@ class Watch:
                 out.append(len(obj.__dict__))
             elif isinstance(obj, type):
                 own = type.__getattribute__(obj, "__dict__")
+                if not _BOOKKEEPING.isdisjoint(own):
+                    own = {k: v for k, v in own.items() if k not in _BOOKKEEPING}
                 out.append(tuple(map(id, own.keys())))
                 out.append(tuple(map(id, own.values())))
             else:
