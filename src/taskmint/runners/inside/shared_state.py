@@ -37,6 +37,7 @@ import functools
 import os
 import sys
 import types
+from typing import Any
 
 MAX_DEPTH = 5  # levels below a module's globals
 MAX_NODES = 200_000  # objects visited per signature; past this the test counts as leaking
@@ -73,6 +74,9 @@ class Watch:
         self.mutable: list[object] = []  # what `discover` found that a test could change
         self.names: tuple[str, ...] = ()
         self.module_dicts: set[int] = set()
+        self.groups: dict[str, list[Any]] = {}
+        self._modules_key: tuple[int, ...] = ()
+        self._module_names: tuple[str, ...] = ()
         self.whole = True  # whether `discover` saw everything (not past MAX_NODES)
         self.last: object = None
 
@@ -129,6 +133,7 @@ class Watch:
             visited += 1
             if visited > MAX_NODES:
                 self.mutable = []
+                self._group()
                 return False
             children: list[object] = []
             if isinstance(obj, dict):
@@ -177,38 +182,58 @@ class Watch:
                 )
         self.names = tuple(sorted(names))
         self.mutable = mutable
+        self._group()
         return True
 
     def quick(self) -> object:
         """The ids and sizes held by the mutable objects `discover` found: anything new that
-        became reachable did so through one of them, so it changes this."""
-        names = tuple(name for name, _ in self._modules())
-        out: list[object] = [names]
+        became reachable did so through one of them, so it changes this. One comprehension per
+        kind of object (`_group`): this runs after every test."""
+        g = self.groups
+        return (
+            self._names(),
+            [_globals(d) for d in g["modules"]],
+            [(tuple(map(id, dict.keys(d))), tuple(map(id, dict.values(d)))) for d in g["dicts"]],
+            [tuple(map(id, _elements(e))) for e in g["seqs"]],
+            [bytes(b) for b in g["bytes"]],
+            [w.cache_info().currsize for w in g["lru"]],
+            [(id(f.__defaults__), id(f.__kwdefaults__), len(f.__dict__)) for f in g["funcs"]],
+            [id(_cell(c)) for c in g["cells"]],
+            [_namespace(t) for t in g["types"]],
+            [tuple(map(id, _slot_values(o, type(o)))) for o in g["other"]],
+        )
+
+    def _group(self) -> None:
+        """Sort the mutable objects by kind, for `quick`."""
+        groups: dict[str, list[Any]] = {
+            k: [] for k in ("modules", "dicts", "seqs", "bytes", "lru", "funcs", "cells", "types")
+        }
+        groups["other"] = []
         for obj in self.mutable:
             if isinstance(obj, dict):
-                if _WARNED in obj and id(obj) in self.module_dicts:
-                    obj = {k: v for k, v in dict.items(obj) if k != _WARNED}
-                out.append(tuple(map(id, dict.keys(obj))))
-                out.append(tuple(map(id, dict.values(obj))))
+                groups["modules" if id(obj) in self.module_dicts else "dicts"].append(obj)
             elif isinstance(obj, (list, set, collections.deque)):
-                out.append(tuple(map(id, _elements(obj))))
+                groups["seqs"].append(obj)
             elif isinstance(obj, bytearray):
-                out.append(bytes(obj))
+                groups["bytes"].append(obj)
             elif _LRU is not None and isinstance(obj, _LRU):
-                out.append(obj.cache_info().currsize)
+                groups["lru"].append(obj)
             elif isinstance(obj, types.FunctionType):
-                cells = tuple(id(_cell(c)) for c in obj.__closure__ or ())
-                out.append((id(obj.__defaults__), id(obj.__kwdefaults__), cells))
-                out.append(len(obj.__dict__))
+                groups["funcs"].append(obj)
+                groups["cells"].extend(obj.__closure__ or ())
             elif isinstance(obj, type):
-                own = type.__getattribute__(obj, "__dict__")
-                if not _BOOKKEEPING.isdisjoint(own):
-                    own = {k: v for k, v in own.items() if k not in _BOOKKEEPING}
-                out.append(tuple(map(id, own.keys())))
-                out.append(tuple(map(id, own.values())))
+                groups["types"].append(obj)
             else:
-                out.append(tuple(map(id, _slot_values(obj, type(obj)))))
-        return out
+                groups["other"].append(obj)
+        self.groups = groups
+
+    def _names(self) -> tuple[str, ...]:
+        """The workspace's module names (recomputed only when sys.modules changed)."""
+        key = tuple(map(id, list(sys.modules.values())))
+        if key != self._modules_key:
+            self._modules_key = key
+            self._module_names = tuple(name for name, _ in self._modules())
+        return self._module_names
 
     def before(self) -> None:
         """Empty the workspace's caches that were empty after collection; note the state (as
@@ -229,6 +254,21 @@ class Watch:
         self.whole = self.discover()
         self.last = self.quick()
         return True
+
+
+def _globals(module_dict: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ids of a module's global names and values, its `__warningregistry__` aside."""
+    if _WARNED in module_dict:
+        module_dict = {k: v for k, v in dict.items(module_dict) if k != _WARNED}
+    return tuple(map(id, dict.keys(module_dict))), tuple(map(id, dict.values(module_dict)))
+
+
+def _namespace(cls: type) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ids of a class's attribute names and values, bookkeeping aside (`_BOOKKEEPING`)."""
+    own = type.__getattribute__(cls, "__dict__")
+    if not _BOOKKEEPING.isdisjoint(own):
+        own = {k: v for k, v in own.items() if k not in _BOOKKEEPING}
+    return tuple(map(id, own.keys())), tuple(map(id, own.values()))
 
 
 def _elements(obj: object) -> list[object]:
