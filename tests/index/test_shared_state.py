@@ -112,24 +112,29 @@ def test_an_edit_under_other_state_a_test_leaves_runs_the_full_suite(
     }
 
 
-def test_lines_no_leaking_test_ran_keep_a_narrow_selection(memo, sandbox):
-    """`add` keeps no state: an edit to it runs the two tests that call it, not the suite."""
+@pytest.mark.parametrize(
+    ("unit", "old", "new", "selected"),
+    [
+        (  # `add` keeps no state: the two tests that call it, not the suite
+            "add",
+            "return a + b",
+            "return a - b",
+            ("tests/test_first.py::test_add", "tests/test_then.py::test_add_again"),
+        ),
+        (  # unittest's class bookkeeping, the module's `__warningregistry__` and the class's
+            # `__slotnames__` change between these tests: not state the tests leave
+            "scale",
+            "return Point(point.x * factor, point.y * factor)",
+            "return point",
+            (
+                "tests/test_unittest_style.py::ScaleTests::test_copy_and_warn",
+                "tests/test_unittest_style.py::ScaleTests::test_scale",
+            ),
+        ),
+    ],
+)
+def test_lines_no_leaking_test_ran_keep_a_narrow_selection(memo, sandbox, unit, old, new, selected):
     seed, env, baseline, cmap = memo
-    cand = edit(seed, "add", "return a + b", "return a - b")
-    assert select_tests(cand, cmap, baseline.stable_passed, seed) == (
-        "tests/test_first.py::test_add",
-        "tests/test_then.py::test_add_again",
-    )
-    assert_selection_exact(cand, seed, env, baseline, sandbox, cmap, runs=2)
-
-
-def test_what_the_runtime_records_between_tests_is_not_a_leak(memo, sandbox):
-    """unittest's class bookkeeping, the module's `__warningregistry__` and `__slotnames__`
-    change between these tests; `scale` still gets the narrow selection."""
-    seed, env, baseline, cmap = memo
-    cand = edit(seed, "scale", "return Point(point.x * factor, point.y * factor)", "return point")
-    assert select_tests(cand, cmap, baseline.stable_passed, seed) == (
-        "tests/test_unittest_style.py::ScaleTests::test_copy_and_warn",
-        "tests/test_unittest_style.py::ScaleTests::test_scale",
-    )
+    cand = edit(seed, unit, old, new)
+    assert select_tests(cand, cmap, baseline.stable_passed, seed) == selected
     assert_selection_exact(cand, seed, env, baseline, sandbox, cmap, runs=2)

@@ -16,14 +16,15 @@ each test's setup, call and teardown):
    uses, so its own context holds the lines that compute it, as when it runs first. A cache
    that already held entries after collection is never cleared (its entries are part of the
    state every test starts from); it is watched like any other state below.
-2. A signature of the state reachable from the workspace's modules (their globals, the
-   classes and functions they define with their dicts, defaults and closures, and the
-   containers and objects under them, to `MAX_DEPTH` levels and `MAX_NODES` objects) is taken
-   before and after each test. A test after which it differs (it bound, added, removed or
-   replaced something: a memo entry, a lazily built table, a new workspace module) may have
-   left values computed by its lines for later tests to read, so every line it executed is
-   marked as shared (any edit to them runs the full suite). So is any test when the signature
-   cannot be taken whole (more than `MAX_NODES` objects reachable).
+2. The mutable objects reachable from the workspace's modules (their globals, the classes and
+   functions they define with their dicts, defaults and closures, and the containers and
+   objects under them, to `MAX_DEPTH` levels and `MAX_NODES` objects) are found once
+   (`discover`), and the ids they hold are compared before and after each test (`quick`). A
+   test after which they differ (it bound, added, removed or replaced something: a memo entry,
+   a lazily built table, a new workspace module) may have left values computed by its lines
+   for later tests to read, so every line it executed is marked as shared (any edit to them
+   runs the full suite), and the objects are found again. So is any test while they cannot be
+   found whole (more than `MAX_NODES` objects reachable).
 
 What this does not see: state kept outside the workspace's modules (a third-party registry, the
 logging tree, the environment, files). Such a leak also makes the later test's outcome depend
@@ -40,7 +41,7 @@ import types
 from typing import Any
 
 MAX_DEPTH = 5  # levels below a module's globals
-MAX_NODES = 200_000  # objects visited per signature; past this the test counts as leaking
+MAX_NODES = 200_000  # objects `discover` visits; past this every test counts as leaking
 
 _LRU = getattr(functools, "_lru_cache_wrapper", None)
 _LEAVES = (int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis))
@@ -71,10 +72,8 @@ class Watch:
         self.caches: list[object] = []  # cache wrappers emptied before each test
         self.kept: set[int] = set()  # ids of cache wrappers that held entries after collection
         self.known: set[int] = set()
-        self.mutable: list[object] = []  # what `discover` found that a test could change
-        self.names: tuple[str, ...] = ()
-        self.module_dicts: set[int] = set()
-        self.groups: dict[str, list[Any]] = {}
+        self.groups: dict[str, list[Any]] = {}  # what `discover` found that a test could change
+        self.leaked: list[str] = []  # the tests that left state behind (the plugin fills it)
         self._modules_key: tuple[int, ...] = ()
         self._module_names: tuple[str, ...] = ()
         self.whole = True  # whether `discover` saw everything (not past MAX_NODES)
@@ -113,9 +112,8 @@ class Watch:
         (`_cache`). False when there were more than MAX_NODES objects."""
         modules = self._modules()
         names = {name for name, _ in modules}
-        mutable: list[object] = [mod.__dict__ for _, mod in modules]
-        seen: set[int] = {id(m) for m in mutable}
-        self.module_dicts = set(seen)
+        mutable: list[object] = []
+        seen: set[int] = {id(mod.__dict__) for _, mod in modules}
         stack: list[tuple[object, int]] = []
         for _, mod in reversed(modules):
             stack.extend(
@@ -132,8 +130,7 @@ class Watch:
             seen.add(key)
             visited += 1
             if visited > MAX_NODES:
-                self.mutable = []
-                self._group()
+                self.groups = _group([], modules)
                 return False
             children: list[object] = []
             if isinstance(obj, dict):
@@ -180,9 +177,7 @@ class Watch:
                     for child in reversed(children)
                     if child is not None and not isinstance(child, _LEAVES)
                 )
-        self.names = tuple(sorted(names))
-        self.mutable = mutable
-        self._group()
+        self.groups = _group(mutable, modules)
         return True
 
     def quick(self) -> object:
@@ -202,30 +197,6 @@ class Watch:
             [_namespace(t) for t in g["types"]],
             [tuple(map(id, _slot_values(o, type(o)))) for o in g["other"]],
         )
-
-    def _group(self) -> None:
-        """Sort the mutable objects by kind, for `quick`."""
-        groups: dict[str, list[Any]] = {
-            k: [] for k in ("modules", "dicts", "seqs", "bytes", "lru", "funcs", "cells", "types")
-        }
-        groups["other"] = []
-        for obj in self.mutable:
-            if isinstance(obj, dict):
-                groups["modules" if id(obj) in self.module_dicts else "dicts"].append(obj)
-            elif isinstance(obj, (list, set, collections.deque)):
-                groups["seqs"].append(obj)
-            elif isinstance(obj, bytearray):
-                groups["bytes"].append(obj)
-            elif _LRU is not None and isinstance(obj, _LRU):
-                groups["lru"].append(obj)
-            elif isinstance(obj, types.FunctionType):
-                groups["funcs"].append(obj)
-                groups["cells"].extend(obj.__closure__ or ())
-            elif isinstance(obj, type):
-                groups["types"].append(obj)
-            else:
-                groups["other"].append(obj)
-        self.groups = groups
 
     def _names(self) -> tuple[str, ...]:
         """The workspace's module names (recomputed only when sys.modules changed)."""
@@ -254,6 +225,33 @@ class Watch:
         self.whole = self.discover()
         self.last = self.quick()
         return True
+
+
+def _group(
+    mutable: list[object], modules: list[tuple[str, types.ModuleType]]
+) -> dict[str, list[Any]]:
+    """The module dicts and the mutable objects `discover` found, by kind, for `quick`."""
+    groups: dict[str, list[Any]] = {
+        k: [] for k in ("dicts", "seqs", "bytes", "lru", "funcs", "cells", "types", "other")
+    }
+    groups["modules"] = [mod.__dict__ for _, mod in modules]
+    for obj in mutable:
+        if isinstance(obj, dict):
+            groups["dicts"].append(obj)
+        elif isinstance(obj, (list, set, collections.deque)):
+            groups["seqs"].append(obj)
+        elif isinstance(obj, bytearray):
+            groups["bytes"].append(obj)
+        elif _LRU is not None and isinstance(obj, _LRU):
+            groups["lru"].append(obj)
+        elif isinstance(obj, types.FunctionType):
+            groups["funcs"].append(obj)
+            groups["cells"].extend(obj.__closure__ or ())
+        elif isinstance(obj, type):
+            groups["types"].append(obj)
+        else:
+            groups["other"].append(obj)
+    return groups
 
 
 def _globals(module_dict: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:

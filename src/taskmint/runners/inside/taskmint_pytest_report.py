@@ -42,7 +42,6 @@ _state: dict[str, object] = {
     "batch": None,  # a `forked_runs.Batch`: the runs are forks of this collection
     "tag": None,  # in a forked run: "<candidate>/<run>", on every record
     "watch": None,  # in the coverage run: a `shared_state.Watch` of the workspace's modules
-    "leaks": None,  # in the coverage run: the tests that left state for later tests
 }
 # Audit events of starting another program or process: what it runs is not measured, so the
 # coverage map must know which test phases did it (`record_spawns`). `subcov/sitecustomize.py`
@@ -102,7 +101,6 @@ def configure(
         sys.addaudithook(_audit)
     if cov is not None:
         _state["watch"] = Watch(os.getcwd())
-        _state["leaks"] = []
 
 
 def measure_children(folder: str) -> None:
@@ -190,11 +188,11 @@ def record_spawns(cov: object) -> None:
 def record_leaks(cov: object) -> None:
     """Mark the setup and run contexts of each test that left state for later tests (line 1
     of `LEAK_FILE`): the coverage map counts every line they executed as shared."""
-    leaks = _state["leaks"]
-    if not isinstance(leaks, list) or not leaks:
+    watch = _state["watch"]
+    if not isinstance(watch, Watch) or not watch.leaked:
         return
     data = cov.get_data()  # type: ignore[attr-defined]
-    for nodeid in leaks:
+    for nodeid in watch.leaked:
         for phase in ("setup", "run"):
             data.set_context(f"{nodeid}|{phase}")
             data.add_lines({LEAK_FILE: [1]})
@@ -298,14 +296,13 @@ class _CoverageContexts:
         """Each test starts from the caches it would find first (`shared_state.Watch`); a test
         that leaves other state behind is recorded (`record_leaks`)."""
         watch = _state["watch"]
-        leaks = _state["leaks"]
-        if not isinstance(watch, Watch) or not isinstance(leaks, list):
+        if not isinstance(watch, Watch):
             yield
             return
         try:
             watch.before()
         except Exception:  # the state could not be read: as if the test had changed it
-            leaks.append(item.nodeid)
+            watch.leaked.append(item.nodeid)
             yield
             return
         yield
@@ -314,7 +311,7 @@ class _CoverageContexts:
         except Exception:
             changed = True
         if changed:
-            leaks.append(item.nodeid)
+            watch.leaked.append(item.nodeid)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):  # type: ignore[no-untyped-def]
