@@ -77,6 +77,13 @@ class SeedManifest:
     dependencies: tuple[str, ...] = ()
     pythonpath: tuple[str, ...] = (".",)
     timeout: float = 120.0
+    # A test that runs longer than this (setup, call and teardown together) fails as hung, so
+    # the original runs exclude it by name instead of timing out whole (0: no per-test limit).
+    test_timeout: float = 30.0
+    # The seed's own pytest plugins, (entry-point name, module): what an installed copy of the
+    # project would register through its `pytest11` entry points. The seed is never installed,
+    # so they are loaded from the workspace by name.
+    plugins: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -190,6 +197,15 @@ class RunReport:
     wall_time: float = 0.0
     output_tail: str = ""
     nonce_ok: bool = True
+    # tests the project's own configuration deselected at collection (`-m`, `-k`, conftest)
+    deselected: int = 0
+    # the test that had started and not finished when the run ended ("" for none), and how
+    # long it had been running when the report was read: the one a run ended from outside
+    # was stuck in
+    running: str = ""
+    running_for: float = 0.0
+    # "<plugin name>: <error>" of each pytest plugin of the environment that failed to load
+    plugin_errors: tuple[str, ...] = ()
 
     def outcome_map(self) -> dict[str, Outcome]:
         """Test id -> outcome."""

@@ -39,8 +39,13 @@ docs = ["sphinx"]
     assert m.source_paths == ("src/wid",)
     assert m.pythonpath == ("src",)
     assert m.test_paths == ("tests",)
-    # the runner's own tools and the project itself are never dependencies
-    assert m.dependencies == ("attrs>=22", "wid-extras; python_version<'3'", "hypothesis==6.100.0")
+    # the runner's own tools and the project itself are never dependencies; plugins are
+    assert m.dependencies == (
+        "attrs>=22",
+        "wid-extras; python_version<'3'",
+        "pytest-cov",
+        "hypothesis==6.100.0",
+    )
 
 
 def test_flat_module_with_setup_cfg_setup_py_and_requirements(tmp_path):
@@ -64,7 +69,9 @@ def test_flat_module_with_setup_cfg_setup_py_and_requirements(tmp_path):
     m = detect_manifest(root, name="fmt")
     assert m.source_paths == ("fmt.py",)
     assert m.test_paths == ("test_fmt.py",)
-    assert m.dependencies == ("six>=1.0", "freezegun", "idna", "toml", "mock", "mock==5.1")
+    # what it needs to run first, then its test extras, tests_require and test requirements;
+    # one requirement per distribution (the first: mock, not mock==5.1)
+    assert m.dependencies == ("six>=1.0", "idna", "freezegun", "mock", "toml")
 
 
 def test_tests_inside_the_package(tmp_path):
@@ -72,6 +79,22 @@ def test_tests_inside_the_package(tmp_path):
     m = detect_manifest(root, name="tz")
     assert m.source_paths == ("tz",) and m.test_paths == ("tz/tests",)
     assert m.dependencies == ()  # a setup.py that does not parse is read as no dependencies
+
+
+def test_test_folders_deeper_inside_the_package(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/_core/__init__.py": "",
+            "src/pkg/_core/_tests/test_a.py": "",
+            "src/pkg/_tests/test_b.py": "",
+            "src/pkg/testing/__init__.py": "",
+            "src/pkg/testing/_pkg_test.py": "",  # a private helper, not a test file
+        },
+    )
+    m = detect_manifest(root, name="pkg")
+    assert m.test_paths == ("src/pkg/_core/_tests", "src/pkg/_tests")
 
 
 def test_no_tests_or_no_package_is_a_clear_error(tmp_path):

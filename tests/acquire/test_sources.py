@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -137,6 +138,92 @@ def test_seeds_manifest_with_every_kind_and_its_errors(tmp_path):
             load_seed_sources(bad)
 
 
+def test_a_renamed_git_seed_is_detected_under_its_new_name(bare_repo, tmp_path):
+    url, first, _ = bare_repo
+    plain = acquire_source(SeedSource(kind="git", location=url, ref=first), cache_dir=tmp_path)
+    renamed = acquire_source(
+        SeedSource(kind="git", location=url, ref=first, name="Tiny.Fork"), cache_dir=tmp_path
+    )
+    assert plain.name == plain.manifest.name == "tiny"
+    assert renamed.name == renamed.manifest.name == "Tiny.Fork"
+    # the detected manifest holds the name, so the renamed seed has its own cached tree
+    assert load_manifest(Path(renamed.root)).name == "Tiny.Fork"
+    assert load_manifest(Path(plain.root)).name == "tiny"
+    assert len(list((tmp_path / "sources").glob("*/tree"))) == 2
+    assert renamed.snapshot_id != plain.snapshot_id
+
+
+def test_a_renamed_folder_seed_leaves_the_folder_alone(tmp_path):
+    own = (SEEDS / "tiny" / "taskmint.toml").read_bytes()
+    plain = acquire_source(
+        SeedSource(kind="path", location=str(SEEDS / "tiny")), cache_dir=tmp_path
+    )
+    renamed = acquire_source(
+        SeedSource(kind="path", location=str(SEEDS / "tiny"), name="tiny-2"), cache_dir=tmp_path
+    )
+    assert plain.name == "tiny"
+    assert renamed.name == renamed.manifest.name == "tiny-2"
+    assert renamed.snapshot_id == plain.snapshot_id  # the same files: only the name differs
+    assert (SEEDS / "tiny" / "taskmint.toml").read_bytes() == own
+    pinned = tmp_path / "pinned.toml"
+    pinned.write_bytes(own.replace(b'name = "tiny"', b'name = "pinned"'))
+    source = SeedSource(kind="path", location=str(SEEDS / "tiny"), manifest=str(pinned))
+    # without an override, the seed is named by the manifest it runs with
+    assert source.name == "tiny" and acquire_source(source, cache_dir=tmp_path).name == "pinned"
+    source = SeedSource(
+        kind="path", location=str(SEEDS / "tiny"), manifest=str(pinned), name="over"
+    )
+    seed = acquire_source(source, cache_dir=tmp_path)
+    assert seed.name == seed.manifest.name == "over"
+
+
+def test_seed_names_come_from_the_source(tmp_path):
+    def git(url: str) -> str:
+        return SeedSource(kind="git", location=url, ref="a" * 40).name
+
+    assert git("https://example.invalid/org/My_Lib.git") == "my-lib"
+    assert git("https://example.invalid/acme/widgets/repo.git/") == "widgets"
+    assert git("git@example.invalid:Team/Py.Thing.git") == "py-thing"
+    assert git("file:///srv/tools/mirror") == "tools"
+    assert SeedSource(kind="pypi", location="Python_Dateutil", ref="2.9").name == "python-dateutil"
+    image = "registry.example.invalid:5000/team/web-app:1.2@sha256:" + "0" * 64
+    assert SeedSource(kind="docker", location=image, subdir="/src").name == "web-app"
+    assert SeedSource(kind="docker", location="img:1", subdir="/src").name == "img"
+    # a folder: its own taskmint.toml's name, else the folder's
+    shutil.copytree(SEEDS / "tiny", tmp_path / "elsewhere")
+    assert SeedSource(kind="path", location=str(tmp_path / "elsewhere")).name == "tiny"
+    (tmp_path / "bare").mkdir()
+    assert SeedSource(kind="path", location=str(tmp_path / "bare")).name == "bare"
+    renamed = SeedSource(kind="pypi", location="x", ref="1", name="Mine_2.0")
+    assert (renamed.name, renamed.derived_name, renamed.renamed) == ("Mine_2.0", "x", True)
+    with pytest.raises(ManifestError, match="`name` must be"):
+        SeedSource(kind="pypi", location="x", ref="1", name="a b")
+
+
+def test_two_seeds_of_a_manifest_never_share_a_name(tmp_path):
+    shutil.copytree(SEEDS / "tiny", tmp_path / "tiny")
+    seeds = tmp_path / "seeds.toml"
+    git = f'[[seed]]\ngit = "file:///x/tiny.git"\ncommit = "{"a" * 40}"\n'
+    seeds.write_text('[[seed]]\npath = "tiny"\n\n' + git)
+    with pytest.raises(ManifestError) as err:
+        load_seed_sources(seeds)
+    message = str(err.value)
+    assert "'tiny'" in message and "'tiny@aaaaaaaaaaaa'" in message
+    assert 'set `name = "..."` on one of them' in message
+    seeds.write_text('[[seed]]\npath = "tiny"\n\n' + git + 'name = "tiny-git"\n')
+    assert [s.name for s in load_seed_sources(seeds)] == ["tiny", "tiny-git"]
+    pypi = '[[seed]]\npypi = "Inflection"\nversion = "0.5.1"\n\n'
+    seeds.write_text(pypi + pypi.replace("Inflection", "inflection").replace("0.5.1", "0.5.0"))
+    with pytest.raises(
+        ManifestError, match=re.escape("'Inflection==0.5.1' and 'inflection==0.5.0'")
+    ):
+        load_seed_sources(seeds)
+    for bad in ('""', "3", '"a/b"'):
+        seeds.write_text(f'[[seed]]\npath = "tiny"\nname = {bad}\n')
+        with pytest.raises(ManifestError, match="`name` must be"):
+            load_seed_sources(seeds)
+
+
 def _sdist(folder: Path, name: str, members: dict[str, bytes]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with tarfile.open(folder / f"{name}-1.0.tar.gz", "w:gz") as tf:
@@ -159,6 +246,8 @@ def test_a_pypi_sdist_is_unpacked_safely_and_detected(tmp_path):
     )
     assert seed.name == "tinylib"
     assert seed.manifest.source_paths == ("tinylib",)
+    renamed = SeedSource(kind="pypi", location="tinylib", ref="1.0", name="tl")
+    assert acquire_source(renamed, cache_dir=tmp_path).manifest.name == "tl"
     assert "setup.py" in seed.files and "tinylib/text.py" in seed.files
 
     _sdist(tmp_path / "sdists" / "evil-1.0", "evil", {"evil-1.0/../../escape.py": b"x"})

@@ -46,6 +46,11 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
     timeout = run.get("timeout", 120)
     if not isinstance(timeout, int | float) or timeout <= 0:
         raise ManifestError(f"{where}: run.timeout must be a positive number of seconds")
+    test_timeout = run.get("test_timeout", 30)
+    if not isinstance(test_timeout, int | float) or test_timeout < 0:
+        raise ManifestError(
+            f"{where}: run.test_timeout must be a number of seconds (0 for no per-test limit)"
+        )
     return SeedManifest(
         name=_str(seed, "name", where),
         language=language,  # type: ignore[arg-type]
@@ -56,7 +61,26 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
         runner=runner,
         pythonpath=_paths(run, "pythonpath", where, default=["."]),
         timeout=float(timeout),
+        test_timeout=float(test_timeout),
+        plugins=_plugins(run, where),
     )
+
+
+def _plugins(run: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    """`[run.plugins]`: entry-point name -> module of the seed's own pytest plugins."""
+    table = run.get("plugins", {})
+    if not isinstance(table, dict):
+        raise ManifestError(f"{where}: [run.plugins] must map plugin names to module names")
+    out = []
+    for name, module in sorted(table.items()):
+        if not isinstance(module, str) or not all(
+            part.isidentifier() for part in module.split(".")
+        ):
+            raise ManifestError(
+                f"{where}: [run.plugins] {name!r} must name a module (dotted identifiers)"
+            )
+        out.append((str(name), module))
+    return tuple(out)
 
 
 def load_seed_list(path: Path) -> list[Path]:

@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from taskmint.acquire.manifest import load_manifest
@@ -109,16 +110,20 @@ def stamp_tree(root: Path) -> None:
     os.utime(root, (UNIFORM_MTIME, UNIFORM_MTIME))
 
 
-def snapshot_tree(seed_dir: Path, cache_dir: Path) -> SeedApp:
+def snapshot_tree(seed_dir: Path, cache_dir: Path, *, name: str = "") -> SeedApp:
     """Snapshot `seed_dir` into `cache_dir/snapshots/<id>/` and return the `SeedApp`.
 
     Idempotent: an existing snapshot with the same id is reused. The copy is written to a
     temporary folder and renamed, so a crash never leaves a half snapshot under its final name.
+    `name`, when given, is the seed's name whatever its taskmint.toml says (the seeds manifest
+    renamed it); the files, and so the snapshot id, are left as they are.
     """
     seed_dir = Path(seed_dir).resolve()
     if not seed_dir.is_dir():
         raise ManifestError(f"seed folder {seed_dir} does not exist")
     manifest = load_manifest(seed_dir)
+    if name and name != manifest.name:
+        manifest = replace(manifest, name=name)
     files = list_tree(seed_dir)
     snapshot_id = _tree_digest(seed_dir, files)[:24]
     final = Path(cache_dir) / "snapshots" / snapshot_id

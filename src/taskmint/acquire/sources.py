@@ -9,11 +9,14 @@ A seeds manifest lists one `[[seed]]` table per seed, with exactly one of these 
     docker = "myimage:tag"             image_path = "/src/app"
 
 and optionally `manifest = "pinned/inflection.toml"`, a `taskmint.toml` to use instead of the
-one in the tree (or of the detected one). Every remote source is pinned (a full commit hash, an
-exact version, an image id at acquisition), fetched once into `cache/sources/<key>/tree`, and
-then snapshotted like a local folder, so the same pin always gives the same `snapshot_id` and
-the same task ids. A tree without a `taskmint.toml` gets a detected one (see
-`taskmint.acquire.detect`), also saved next to the tree for the user to edit and pin.
+one in the tree (or of the detected one), and `name = "..."`, the seed's name. Without it the
+name comes from the source: the repository of a git URL, the distribution, the image, or a
+folder's own manifest (see `SeedSource.derived_name`); no two seeds of one manifest share a
+name. Every remote source is pinned (a full commit hash, an exact version, an image id at
+acquisition), fetched once into `cache/sources/<key>/tree`, and then snapshotted like a local
+folder, so the same pin always gives the same `snapshot_id` and the same task ids. A tree
+without a `taskmint.toml` gets a detected one (see `taskmint.acquire.detect`), also saved next
+to the tree for the user to edit and pin.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -41,6 +44,10 @@ __all__ = ["SeedSource", "SourceError", "acquire_source", "fetch_tree", "load_se
 SourceKind = Literal["path", "git", "pypi", "docker"]
 _KINDS: tuple[SourceKind, ...] = ("path", "git", "pypi", "docker")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+# Last components of git URLs that name a hosting convention, not the project
+# (`https://host/org/repo.git`): the component before them is the name.
+_PLACEHOLDERS = frozenset({"repo", "repository", "src", "source", "code", "git", "mirror"})
 
 
 class SourceError(ManifestError):
@@ -56,6 +63,35 @@ class SeedSource:
     ref: str = ""  # commit (git), version (pypi); "" for a folder or an image
     subdir: str = ""  # git: a folder inside the repository; docker: the project's path
     manifest: str = ""  # an absolute path to a pinned taskmint.toml, or ""
+    # The seed's name: the entry's `name = "..."`, else `derived_name` (filled in on creation).
+    name: str = ""
+    renamed: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.name:
+            _check_name(self.name, "a seed source")
+            object.__setattr__(self, "renamed", True)
+        else:
+            object.__setattr__(self, "name", self.derived_name)
+
+    @property
+    def derived_name(self) -> str:
+        """The name without an override, from the source: a folder's own taskmint.toml [seed]
+        name (else the folder's name), the git repository's name (the URL's last component, or
+        the one before a placeholder such as `repo`), the distribution's name, or the image's
+        (no registry, tag or digest). A pinned manifest may name the seed otherwise: without an
+        override, the seed is named by the manifest it runs with."""
+        if self.kind == "path":
+            return _manifest_name(Path(self.location) / MANIFEST_NAME) or Path(self.location).name
+        if self.kind == "pypi":
+            return normalize_name(self.location)
+        if self.kind == "git":
+            parts = [p.removesuffix(".git") for p in re.split(r"[/:]+", self.location) if p]
+            last = parts[-1] if parts else ""
+            if last.lower() in _PLACEHOLDERS and len(parts) > 1:
+                last = parts[-2]
+            return _slug(last)
+        return _slug(self.location.split("@")[0].rsplit("/", 1)[-1].split(":")[0])
 
     @property
     def label(self) -> str:
@@ -82,7 +118,44 @@ def load_seed_sources(path: Path) -> list[SeedSource]:
     entries = data.get("seed")
     if not isinstance(entries, list) or not entries:
         raise ManifestError(f"{path}: expected one or more [[seed]] tables")
-    return [_source(entry, path) for entry in entries]
+    sources = [_source(entry, path) for entry in entries]
+    _check_unique_names(sources, path)
+    return sources
+
+
+def _check_unique_names(sources: list[SeedSource], path: Path) -> None:
+    """Seeds are told apart by name (task ids start with it): no two may share one."""
+    seen: dict[str, SeedSource] = {}
+    for source in sources:
+        key = normalize_name(source.name)
+        if key in seen:
+            raise ManifestError(
+                f"{path}: seeds {seen[key].label!r} and {source.label!r} are both named "
+                f'{source.name!r}; set `name = "..."` on one of them'
+            )
+        seen[key] = source
+
+
+def _check_name(value: object, where: str) -> None:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise ManifestError(
+            f"{where}: `name` must be a non-empty string of letters, digits, '.', '_' and '-' "
+            f"(got {value!r})"
+        )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "seed"
+
+
+def _manifest_name(path: Path) -> str:
+    """The [seed] name of a taskmint.toml, or "" (no file, unreadable, no name)."""
+    try:
+        seed = tomllib.loads(path.read_text(encoding="utf-8")).get("seed")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""
+    name = seed.get("name") if isinstance(seed, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _source(entry: Any, path: Path) -> SeedSource:
@@ -100,10 +173,12 @@ def _source(entry: Any, path: Path) -> SeedSource:
     if not isinstance(manifest, str):
         raise ManifestError(f"{path}: `manifest` must be a path to a taskmint.toml")
     pinned = str((path.parent / manifest).resolve()) if manifest else ""
+    name = entry.get("name", "")
+    if "name" in entry:
+        _check_name(name, str(path))
     if kind == "path":
-        return SeedSource(
-            kind="path", location=str((path.parent / value).resolve()), manifest=pinned
-        )
+        location = str((path.parent / value).resolve())
+        return SeedSource(kind="path", location=location, manifest=pinned, name=name)
     if kind == "git":
         commit = entry.get("commit")
         if not isinstance(commit, str) or not _SHA.match(commit):
@@ -112,18 +187,20 @@ def _source(entry: Any, path: Path) -> SeedSource:
                 "(branches and tags move, so they do not pin a seed)"
             )
         subdir = _subdir(entry.get("subdir", ""), path)
-        return SeedSource(kind="git", location=value, ref=commit, subdir=subdir, manifest=pinned)
+        return SeedSource(
+            kind="git", location=value, ref=commit, subdir=subdir, manifest=pinned, name=name
+        )
     if kind == "pypi":
         version = entry.get("version")
         if not isinstance(version, str) or not re.match(r"^[0-9A-Za-z.+!-]+$", version):
             raise ManifestError(f"{path}: PyPI seed {value!r} needs an exact `version` string")
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", value):
             raise ManifestError(f"{path}: {value!r} is not a distribution name")
-        return SeedSource(kind="pypi", location=value, ref=version, manifest=pinned)
+        return SeedSource(kind="pypi", location=value, ref=version, manifest=pinned, name=name)
     image_path = entry.get("image_path", "/src")
     if not isinstance(image_path, str) or not image_path.startswith("/"):
         raise ManifestError(f"{path}: docker seed needs `image_path`, an absolute path")
-    return SeedSource(kind="docker", location=value, subdir=image_path, manifest=pinned)
+    return SeedSource(kind="docker", location=value, subdir=image_path, manifest=pinned, name=name)
 
 
 def _subdir(value: Any, path: Path) -> str:
@@ -136,32 +213,32 @@ def _subdir(value: Any, path: Path) -> str:
 
 
 def acquire_source(source: SeedSource, *, cache_dir: Path) -> SeedApp:
-    """The `acquire` verb for any source: fetch (cached), pin the manifest, snapshot."""
+    """The `acquire` verb for any source: fetch (cached), pin the manifest, snapshot. A seed
+    renamed by its entry gets that name even where its manifest (its own, or a pinned one)
+    says another."""
     tree = fetch_tree(source, cache_dir=cache_dir)
-    return snapshot_tree(tree, cache_dir)
+    return snapshot_tree(tree, cache_dir, name=source.name if source.renamed else "")
 
 
 def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
-    """The seed's tree on disk, with a `taskmint.toml` (pinned, its own, or detected)."""
+    """The seed's tree on disk, with a `taskmint.toml` (pinned, its own, or detected).
+
+    A plain folder is its own tree, never written to. A detected manifest holds the seed's
+    name, so the cache key holds the name wherever the rest of the key does not already pin it
+    (a renamed seed, an image known by its id)."""
     if source.kind == "path":
         if not source.manifest:
             return Path(source.location)
-        key = stable_id("path", source.location, _digest_file(source.manifest))
+        parts: tuple[object, ...] = ("path", source.location, _digest_file(source.manifest))
     elif source.kind == "docker":
-        key = stable_id(
-            "docker",
-            _image_id(source.location),
-            source.subdir,
-            source.manifest and _digest_file(source.manifest),
-        )
+        parts = ("docker", _image_id(source.location), source.subdir)
+        parts += (source.manifest and _digest_file(source.manifest),)
     else:
-        key = stable_id(
-            source.kind,
-            source.location,
-            source.ref,
-            source.subdir,
-            source.manifest and _digest_file(source.manifest),
-        )
+        parts = (source.kind, source.location, source.ref, source.subdir)
+        parts += (source.manifest and _digest_file(source.manifest),)
+    if not source.manifest and (source.renamed or source.kind == "docker"):
+        parts += (("name", source.name),)
+    key = stable_id(*parts)
     final = Path(cache_dir) / "sources" / key
     if (final / "tree").is_dir():
         return final / "tree"
@@ -204,9 +281,8 @@ def _pin_manifest(source: SeedSource, tree: Path, work: Path) -> None:
         return
     if target.is_file():
         return
-    name = normalize_name(source.location if source.kind == "pypi" else source.label)
-    name = re.sub(r"[^a-z0-9-]+", "-", name.split("@")[0].split(":")[0]).strip("-") or "seed"
-    manifest = detect_manifest(tree, name=name, description=f"{source.label}, detected layout")
+    description = f"{source.label}, detected layout"
+    manifest = detect_manifest(tree, name=source.name, description=description)
     text = render_manifest(manifest, origin=source.label)
     target.write_text(text, encoding="utf-8")
     (work / "taskmint.detected.toml").write_text(text, encoding="utf-8")
