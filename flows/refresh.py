@@ -46,6 +46,7 @@ from taskmint.publish import PublishedVersion, publish
 from taskmint.records import Candidate, CodeIndex, Environment, SeedApp, Task, Verdict
 from taskmint.sandbox import open_sandbox
 from taskmint.validate import Baseline, run_baseline, validate_batch
+from taskmint.validate.baseline import seed_report
 
 __all__ = ["RefreshResult", "nightly", "refresh", "run_refresh", "spend_of"]
 
@@ -115,8 +116,14 @@ def baseline_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Ba
 
 
 @infra_task(name="coverage-map", tags=["sandbox"], cache_policy=NO_CACHE, persist_result=False)
-def coverage_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> CoverageMap | None:
-    """Record which tests execute which lines (once per snapshot, cached)."""
+def coverage_task(
+    seed: SeedApp,
+    env: Environment,
+    config: PipelineConfig,
+    tests: tuple[str, ...] | None = None,
+) -> CoverageMap | None:
+    """Record which tests execute which lines (once per snapshot, cached), over `tests`
+    (None: the whole suite)."""
     with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
         return coverage_map(
             seed,
@@ -124,6 +131,7 @@ def coverage_task(seed: SeedApp, env: Environment, config: PipelineConfig) -> Co
             sandbox,
             limits=config.sandbox.limits.with_wall(4 * seed.manifest.timeout),
             cache_dir=config.cache_dir,
+            tests=tests,
         )
 
 
@@ -314,6 +322,19 @@ def _collect(futures: list[Any], candidates: list[Candidate]) -> list[MintResult
     return out
 
 
+def _with_tests(summary: SeedSummary, baseline: Baseline) -> SeedSummary:
+    """The summary with what the seed's original suite gave: tests selected by the project,
+    deselected, kept and excluded, and the per-seed report (`seed_report`)."""
+    return dataclasses.replace(
+        summary,
+        tests_kept=baseline.tests_kept,
+        tests_excluded=baseline.tests_excluded,
+        tests_selected=baseline.collected,
+        tests_deselected=baseline.deselected,
+        report=seed_report(baseline),
+    )
+
+
 def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
     logger = get_run_logger()
     started = time.monotonic()
@@ -330,6 +351,9 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
         finally:
             cmap_future.wait()
         cmap = cmap_future.result() if baseline.usable else None
+        if cmap is None and baseline.usable and baseline.hung:
+            # the whole suite's coverage run waited for a test that hangs: again without it
+            cmap = coverage_task(seed, env, config, baseline.full_request)
         excised = excise_task(seed, index, config, cmap)
     except TaskmintError as exc:
         logger.error("seed %s skipped: %s", source.label, exc)
@@ -337,23 +361,26 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
         lost = int(is_infrastructure_error(exc))  # a seed lost to infrastructure counts too
         return _SeedOutcome(summary, [], None, items=lost, infra_errors=lost)
     logger.info(
-        "[%s] %d units, %d files skipped, %d candidates; original: %d stable, %d flaky, "
-        "%d failing tests, %d cut",
+        "[%s] %d units, %d files skipped, %d candidates; original: %d tests selected by the "
+        "project (%d deselected): %d stable, %d flaky, %d failing (%d hung), %d cut",
         seed.name,
         len(index.units),
         len(index.skipped),
         len(excised.candidates),
+        baseline.collected,
+        baseline.deselected,
         len(baseline.stable_passed),
         len(baseline.flaky),
         len(baseline.failing),
+        len(baseline.hung),
         len(baseline.cut),
     )
-    kept, excluded = baseline.tests_kept, baseline.tests_excluded
+    for line in seed_report(baseline):
+        logger.warning("[%s] %s", seed.name, line)
     if not baseline.usable:
         logger.error("[%s] original suite unusable: %s", seed.name, baseline.reason)
         summary = summarize_seed(seed.name, [], started, error=baseline.reason)
-        summary = dataclasses.replace(summary, tests_kept=kept, tests_excluded=excluded)
-        return _SeedOutcome(summary, [], None)
+        return _SeedOutcome(_with_tests(summary, baseline), [], None)
     candidates = list(excised.candidates)
     try:
         verdicts = validate_task(candidates, seed, env, baseline, config, cmap)
@@ -382,7 +409,7 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
     summary = summarize_seed(
         seed.name, results, started, strategies={c: by_id[c].strategy for c in by_id}
     )
-    summary = dataclasses.replace(summary, tests_kept=kept, tests_excluded=excluded)
+    summary = _with_tests(summary, baseline)
     logger.info(
         "[%s] %d/%d accepted in %.0fs",
         seed.name,

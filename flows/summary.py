@@ -80,6 +80,18 @@ def summary_markdown(
             f"| {row['seed']} | {name} | {row['candidates']} | {row['accepted']} | "
             f"{row['yield']:.2f} |"
         )
+    notes = [s for s in summaries if s.report or s.tests_selected]
+    if notes:
+        lines += ["", "## Seeds' test suites", ""]
+        lines += ["| seed | selected by the project | deselected | kept | excluded |"]
+        lines += ["|---|---|---|---|---|"]
+        lines += [
+            f"| {s.seed} | {s.tests_selected} | {s.tests_deselected} | {s.tests_kept} | "
+            f"{s.tests_excluded} |"
+            for s in notes
+        ]
+        for s in notes:
+            lines += [f"- **{s.seed}**: {line}" for line in s.report]
     lines += ["", "## Bands", "", "| band | tasks |", "|---|---|"]
     lines += [f"| {band} | {n} |" for band, n in band_counts(tasks).items()]
     lines += ["", "## Spend", "", "| what | amount |", "|---|---|"]

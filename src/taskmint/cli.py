@@ -238,6 +238,14 @@ def _cmd_refresh(args: argparse.Namespace, config: PipelineConfig) -> int:
             ytable.add_row(s.seed, *cells)
         Console().print(ytable)
     for s in result.summaries:
+        if s.tests_selected:
+            print(
+                f"{s.seed}: {s.tests_selected} tests selected by the project "
+                f"({s.tests_deselected} deselected by its configuration), {s.tests_kept} kept, "
+                f"{s.tests_excluded} excluded"
+            )
+        for line in s.report:
+            print(f"  {line}")
         if s.error:
             print(f"seed error: {s.seed}: {s.error}")
     if result.published is not None:

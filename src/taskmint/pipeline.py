@@ -62,7 +62,12 @@ class SeedSummary:
     wall_time: float = 0.0
     error: str | None = None
     tests_kept: int = 0  # stable tests of the original suite the tasks are built on
-    tests_excluded: int = 0  # failing, flaky or cut from a long suite
+    tests_excluded: int = 0  # failing, skipped, hung, flaky or cut from a long suite
+    # what the project's own configuration selects (plain pytest's run) and deselects
+    tests_selected: int = 0
+    tests_deselected: int = 0
+    # what to know and do about the seed's suite, a line each (`validate.seed_report`)
+    report: tuple[str, ...] = ()
 
 
 def test_command(seed: SeedApp) -> str:

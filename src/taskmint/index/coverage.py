@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
-from taskmint.records import Environment, SeedApp
+from taskmint.records import Environment, SeedApp, stable_id
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import WORKSPACE, Sandbox
@@ -321,8 +321,10 @@ def coverage_map(
     *,
     limits: Limits,
     cache_dir: Path | None = None,
+    tests: tuple[str, ...] | None = None,
 ) -> CoverageMap | None:
-    """The coverage map of `seed` (None when it cannot be had: the run failed)."""
+    """The coverage map of `seed` (None when it cannot be had: the run failed), over the
+    tests `tests` (None: the whole suite; `Baseline.full_request` leaves out tests that hung)."""
     cache_file = None
     if cache_dir is not None:
         # -m2: single-module seeds are measured through their folder (maps before were empty);
@@ -331,6 +333,8 @@ def coverage_map(
         # record the scripts each process loaded; -m6: tests that leave state behind share
         # their lines, and caches empty after collection are emptied before each test
         key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m6"
+        if tests is not None:
+            key += "-" + stable_id(*tests)
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"
         if cache_file.exists():
             return _from_json(json.loads(cache_file.read_text()))
@@ -351,7 +355,9 @@ def coverage_map(
         copy_tree(Path(seed.root), ws, seed.files)
         install_bytecode(ws, bytecode)
         db = work / "coverage.db"
-        report = run_tests(sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db)
+        report = run_tests(
+            sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db, test_ids=tests
+        )
         if not report.complete or not db.exists():
             return None
         if seed.manifest.runner == "node":

@@ -109,8 +109,24 @@ class Adapter(abc.ABC):
         ]
 
 
+# taskmint's pytest options, after the project's own configuration (its ini file and addopts
+# apply, so the suite selects what a plain `python -m pytest` selects). --tb=no: outcomes and
+# crash messages come from the plugin, and formatting tracebacks for every failing test costs
+# more than the tests on a broken tree. A test file that fails to import is recorded and the
+# rest still run. --maxfail (0: none) overrides a project's -x.
+PYTEST_OPTIONS = (
+    "-p",
+    "no:cacheprovider",
+    "-q",
+    "--tb=no",
+    "--no-header",
+    "--continue-on-collection-errors",
+)
+
+
 class PytestAdapter(Adapter):
-    """pytest with taskmint's plugin, configuration and bootstrap; plugin autoload disabled."""
+    """pytest with taskmint's plugin and bootstrap under the project's own configuration;
+    plugin autoload disabled (the environment's plugins are registered explicitly)."""
 
     runner = "pytest"
 
@@ -148,6 +164,8 @@ class PytestAdapter(Adapter):
             "coverage": None,
             "order": order,
             "seed": seed,
+            "test_timeout": manifest.test_timeout,
+            "plugins": [list(p) for p in manifest.plugins],
         }
         if compile_bytecode:
             options["compile"] = True
@@ -179,11 +197,14 @@ class PytestAdapter(Adapter):
             nonce,
             json.dumps(options),
             "--",
-            "-c",
-            f"{RUNNER_DIR}/pytest.ini",
+            *PYTEST_OPTIONS,
             "--rootdir",
             WORKSPACE,
-            *(["--maxfail=1"] if fail_fast else []),
+            f"--maxfail={1 if fail_fast else 0}",
+            # The coverage run imports the seed's modules before pytest starts: pytest would
+            # warn (an error under a project's `filterwarnings = error`) that a plugin module
+            # among them (`-p pkg.plugin`) was imported before it could rewrite it.
+            *(["-W", "ignore::pytest.PytestAssertRewriteWarning"] if coverage else []),
             *targets,
         )
         env_vars = [*self.base_env(), ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,11 +68,20 @@ def _pytest_report(records: list[dict[str, Any]], ok: bool) -> RunReport:
     messages: dict[str, str | None] = {}
     collect_errors: list[str] = []
     collected: list[str] = []
+    plugin_errors: list[str] = []
+    deselected = 0
+    running, since = "", 0.0
     complete = False
     for rec in records:
         kind = rec["type"]
-        if kind == "phase" and isinstance(rec.get("nodeid"), str):
+        if kind == "start" and isinstance(rec.get("nodeid"), str):
+            running, since = rec["nodeid"], float(rec.get("ts") or 0.0)
+        elif kind == "phase" and rec.get("outcome") == "rerun":
+            continue  # pytest-rerunfailures' earlier attempt: the last one is the outcome
+        elif kind == "phase" and isinstance(rec.get("nodeid"), str):
             nodeid = rec["nodeid"]
+            if rec.get("when") == "teardown" and nodeid == running:
+                running = ""
             outcome = _phase_outcome(rec)
             if _SEVERITY[outcome] >= _SEVERITY.get(outcomes.get(nodeid, "passed"), 0):
                 outcomes[nodeid] = outcome
@@ -82,8 +92,12 @@ def _pytest_report(records: list[dict[str, Any]], ok: bool) -> RunReport:
             collect_errors.append(f"{rec.get('nodeid')}: {rec.get('message')}")
         elif kind == "collected" and isinstance(rec.get("ids"), list):
             collected = [str(i) for i in rec["ids"]]
+            deselected = int(rec.get("deselected") or 0)
+        elif kind == "plugin_error":
+            plugin_errors.append(f"{rec.get('name')}: {rec.get('message')}")
         elif kind == "finish":
             complete = True
+            running = ""
     for nodeid in collected:  # collected but never reported: the run stopped before it
         outcomes.setdefault(nodeid, "missing")
     results = tuple(
@@ -97,6 +111,10 @@ def _pytest_report(records: list[dict[str, Any]], ok: bool) -> RunReport:
         collection_errors=tuple(collect_errors),
         complete=complete,
         nonce_ok=ok,
+        deselected=deselected,
+        running=running,
+        running_for=round(max(0.0, time.time() - since), 3) if running else 0.0,
+        plugin_errors=tuple(plugin_errors),
     )
 
 

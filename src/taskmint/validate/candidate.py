@@ -129,8 +129,8 @@ def validate_candidate(
                 pass_to_pass=baseline.stable_passed,
                 flaky_tests=baseline.flaky,
             )
-    if selected is None and baseline.cut:  # a long suite runs its kept selection only
-        selected = baseline.stable_passed
+    if selected is None:  # a cut suite runs its kept part, a hung test is never waited for
+        selected = baseline.full_request
     observed = set(selected) if selected is not None else stable
     bytecode = Path(baseline.bytecode) if baseline.bytecode else None
     failing = set(baseline.failing)

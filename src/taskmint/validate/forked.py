@@ -159,7 +159,7 @@ def validate_batch(
         elif selected is not None:
             own.append(_Item(cand, selected, selected))
         else:  # the full suite (the kept part of a cut one), and the failing tests
-            request = baseline.stable_passed if baseline.cut else everything
+            request = baseline.full_request or everything
             own.append(_Item(cand, request, None))
     # Balanced batches, largest selections first; at least a few candidates per batch, since
     # each pays for one collection.

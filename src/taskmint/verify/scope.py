@@ -22,6 +22,8 @@ PROTECTED_NAMES = frozenset(
         "conftest.py",
         "pytest.ini",
         ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
         "tox.ini",
         "setup.cfg",
         "pyproject.toml",
@@ -55,7 +57,11 @@ def refusal(path: str, task: Task) -> str | None:
         return "path leaves the workspace"
     if p.name in PROTECTED_NAMES or p.suffix in PROTECTED_SUFFIXES:
         return "test, build, CI or interpreter configuration"
-    if set(p.parts) & _PROTECTED_DIRS or p.name.endswith(".egg-info"):
+    # a distribution's metadata on the import path would be found by importlib.metadata
+    # (entry points: pytest plugins) as if it were installed
+    if set(p.parts) & _PROTECTED_DIRS or any(
+        part.endswith((".egg-info", ".dist-info")) for part in p.parts
+    ):
         return "test, build, CI or interpreter configuration"
     for t in task.test_paths:
         if path == t or path.startswith(t.rstrip("/") + "/"):

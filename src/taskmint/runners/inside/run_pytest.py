@@ -8,10 +8,13 @@ workspace runs, and the report goes to its report descriptor: neither the nonce,
 nor the test files appear in the argv, the environment or any file the code under test can open.
 OPTIONS_JSON: {"pythonpath": [...], "coverage": null | {"data_file": ..., "source": [...]},
 "select": null | [test ids], "order": "declared" | "reverse" | "shuffle", "seed": null | int,
-"compile": bool, "batch": null | {...}} (the selection may also come from a file,
-"select_file"). With "compile", the run writes bytecode instead of testing: every workspace file
-compiled to a hash-checked pyc, then pytest's collection, which writes its assertion-rewritten
-pycs (see `_compile_workspace`).
+"compile": bool, "batch": null | {...}, "plugins": [[name, module], ...] (the seed's own
+pytest plugins), "test_timeout": seconds} (the selection may also come from a file,
+"select_file"). The project's own pytest configuration applies (its ini file, addopts,
+markers, conftests); taskmint's options come after it on the command line. With "compile",
+the run writes bytecode instead of testing: every workspace file compiled to a hash-checked
+pyc, then pytest's collection, which writes its assertion-rewritten pycs (see
+`_compile_workspace`).
 Runs with -I (isolated: no PYTHON* variables, no user site) so the environment cannot inject
 start-up code; the seed's import paths are added here, explicitly. With "batch" (see
 `forked_runs`), the tests are collected once and each run of the batch is a fork of this process.
@@ -21,6 +24,7 @@ import contextlib
 import json
 import os
 import sys
+import types
 
 
 def _import_sources(sources: list[str], pythonpath: list[str]) -> None:
@@ -96,6 +100,23 @@ def _save_coverage(cov: object, path: str) -> None:
     data.write()
 
 
+def _environment_plugins() -> list[tuple[str, str]]:
+    """(entry-point name, target) of every `pytest11` entry point the environment's own
+    distributions declare: the plugins pytest's autoload would find there. Only the venv's
+    site-packages are read, never sys.path, which holds the workspace (a patch could add a
+    distribution to it). Sorted, so every run registers them in the same order."""
+    import importlib.metadata
+    import sysconfig
+
+    paths = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    found = set()
+    for dist in importlib.metadata.distributions(path=paths):
+        for ep in dist.entry_points:
+            if ep.group == "pytest11":
+                found.add((str(dist.metadata["Name"] or ""), ep.name, ep.value))
+    return [(name, value) for _, name, value in sorted(found)]
+
+
 def _read_channel() -> tuple[int, str, dict, list]:
     fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
     chunks = []
@@ -150,6 +171,11 @@ def main() -> int:
     if options.get("select_file"):
         with open(options["select_file"], encoding="utf-8") as fh:
             select = json.load(fh)
+    # Plugin autoload is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD): the environment's plugins and
+    # the seed's own are registered where autoload would have run, through PYTEST_PLUGINS.
+    os.environ["PYTEST_PLUGINS"] = plugin.ENV_PLUGINS
+    # (an empty module; its docstring keeps pytest from warning that it cannot rewrite it)
+    sys.modules[plugin.ENV_PLUGINS] = types.ModuleType(plugin.ENV_PLUGINS, "PYTEST_DONT_REWRITE")
     plugin.configure(
         report,
         nonce,
@@ -158,6 +184,8 @@ def main() -> int:
         order=options.get("order", "declared"),
         seed=options.get("seed"),
         batch=forked_runs.Batch(options["batch"], plugin._emit) if options.get("batch") else None,
+        plugins=[*_environment_plugins(), *[tuple(p) for p in options.get("plugins", [])]],
+        test_timeout=float(options.get("test_timeout") or 0.0),
     )
     try:
         return int(pytest.main(args, plugins=[plugin]))

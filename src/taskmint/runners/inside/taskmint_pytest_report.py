@@ -7,10 +7,15 @@ that a `finish` record arrived. What the tests print is never parsed.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import random
+import signal
 import sys
+import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -42,6 +47,22 @@ _state: dict[str, object] = {
     "batch": None,  # a `forked_runs.Batch`: the runs are forks of this collection
     "tag": None,  # in a forked run: "<candidate>/<run>", on every record
     "watch": None,  # in the coverage run: a `shared_state.Watch` of the workspace's modules
+    "plugins": (),  # (name, module) of the pytest plugins to register (`_register_plugins`)
+    "test_timeout": 0.0,  # seconds a test may run (setup, call, teardown) before it fails
+    "deselected": 0,  # tests the project's own configuration deselected at collection
+    "ours": False,  # True while this plugin deselects (not counted as the project's)
+}
+ENV_PLUGINS = "taskmint_env_plugins"  # the PYTEST_PLUGINS name that loads `_state["plugins"]`
+TIMEOUT_MESSAGE = "taskmint: the test ran longer than its limit of"
+# Plugins that change how the suite runs rather than what it checks, each with the options
+# (appended after the project's own) that turn that part off: taskmint runs the tests in one
+# process (`-n 0`), in the orders and with the random seeds it chooses, measures coverage
+# itself, and must see a flaky test fail rather than pass on a rerun.
+_NEUTRALIZE = {
+    "xdist": ("-n", "0"),
+    "pytest_cov": ("--no-cov",),
+    "randomly": ("--randomly-dont-reorganize", "--randomly-dont-reset-seed"),
+    "rerunfailures": ("--reruns", "0"),
 }
 # Audit events of starting another program or process: what it runs is not measured, so the
 # coverage map must know which test phases did it (`record_spawns`). `subcov/sitecustomize.py`
@@ -71,6 +92,8 @@ def configure(
     order: str = "declared",
     seed: int | None = None,
     batch: object = None,
+    plugins: list[tuple[str, str]] | tuple[()] = (),
+    test_timeout: float = 0.0,
 ) -> None:
     """Open the report file (called by the bootstrap before pytest starts).
 
@@ -84,6 +107,9 @@ def configure(
     test's random draws do not depend on the order or on the other tests. `batch`, when
     given, is a `forked_runs.Batch`: after collection, instead of running the tests, this
     process serves that batch's runs, each a fork of it (see `pytest_runtestloop`).
+    `plugins` are the (name, module) pairs of the pytest plugins the environment and the seed
+    provide: registered where pytest would autoload them (`_register_plugins`). `test_timeout`,
+    when positive, fails a test that runs longer (`_PerTestTimeout`).
     """
     if isinstance(path, int):  # an inherited descriptor (the out-of-band channel)
         fd = path
@@ -96,6 +122,8 @@ def configure(
     _state["order"] = order
     _state["seed"] = seed
     _state["batch"] = batch
+    _state["plugins"] = tuple(tuple(p) for p in plugins)
+    _state["test_timeout"] = float(test_timeout or 0.0)
     if cov is not None and _state["spawns"] is None:
         _state["spawns"] = {}
         sys.addaudithook(_audit)
@@ -198,6 +226,59 @@ def record_leaks(cov: object) -> None:
             data.add_lines({LEAK_FILE: [1]})
 
 
+def pytest_plugin_registered(plugin, plugin_name, manager):  # type: ignore[no-untyped-def]
+    """When pytest registers `ENV_PLUGINS` (named in PYTEST_PLUGINS, so at the very point where
+    it would autoload installed plugins, after the command line's and the configuration's
+    `-p` options), register the environment's and the seed's plugins (`_register_plugins`)."""
+    if plugin_name == ENV_PLUGINS:
+        _register_plugins(manager)
+
+
+def _register_plugins(manager) -> None:  # type: ignore[no-untyped-def]
+    """Register each (name, module) of `_state["plugins"]` as pytest's autoload would: under
+    its entry-point name, unless that name is blocked (`-p no:NAME`) or already taken. The
+    list comes from the environment's own distributions (never from the workspace, where a
+    patch could add one) and from the seed's manifest. A plugin that fails to import is
+    recorded (`plugin_error`) and the run goes on without it."""
+    for name, spec in _state["plugins"]:  # type: ignore[attr-defined]
+        module_name, _, attr = str(spec).partition(":")
+        if manager.is_blocked(name) or manager.is_blocked(module_name) or manager.get_plugin(name):
+            continue
+        try:
+            rewrite = getattr(manager, "rewrite_hook", None)
+            if rewrite is not None and module_name not in sys.modules:
+                # as `-p` does (a module a warm interpreter preloaded cannot be rewritten)
+                rewrite.mark_rewrite(module_name)
+            obj: object = importlib.import_module(module_name)
+            for part in attr.split(".") if attr else ():
+                obj = getattr(obj, part)
+            if manager.is_registered(obj):
+                continue
+            manager.register(obj, name=name)
+        except Exception as exc:  # recorded, and the run goes on
+            _emit({"type": "plugin_error", "name": name, "message": f"{type(exc).__name__}: {exc}"})
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):  # type: ignore[no-untyped-def]
+    """Append the options that neutralize the loaded plugins that change how tests run
+    (`_NEUTRALIZE`), before any plugin reads them: after the project's own options, so they
+    win. pytest-cov decides here whether to start, from the options parsed so far."""
+    manager = early_config.pluginmanager
+    for name, extra in _NEUTRALIZE.items():
+        if manager.has_plugin(name) and manager.get_plugin(name) is not None:
+            args.extend(extra)
+    if manager.get_plugin("pytest_cov") is not None:
+        early_config.known_args_namespace.no_cov = True
+    return (yield)
+
+
+def pytest_deselected(items):  # type: ignore[no-untyped-def]
+    """Count the tests the project's own configuration deselects (`-m`, `-k`, conftest hooks)."""
+    if not _state["ours"]:
+        _state["deselected"] = int(str(_state["deselected"])) + len(items)
+
+
 def _context(name: str) -> None:
     cov = _state["cov"]
     if cov is not None:
@@ -255,14 +336,22 @@ def _crash_only() -> object:
     return apply
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):  # type: ignore[no-untyped-def]
-    """Keep only the selected tests, when a selection was given; cheap failure reports."""
+    """Keep only the selected tests, when a selection was given; cheap failure reports.
+
+    Runs last: the project's own hooks (conftest deselection, skips, reordering) have already
+    run, so a selection only ever narrows what the project itself would run."""
     select = _state["select"]
     if select is not None:
         keep = [item for item in items if item.nodeid in select]
         drop = [item for item in items if item.nodeid not in select]
         if drop:
-            config.hook.pytest_deselected(items=drop)
+            _state["ours"] = True
+            try:
+                config.hook.pytest_deselected(items=drop)
+            finally:
+                _state["ours"] = False
         items[:] = keep
     cheap = _crash_only()
     if callable(cheap):
@@ -286,6 +375,66 @@ def pytest_configure(config):  # type: ignore[no-untyped-def]
     would only cost every test three hook wrappers (and one per fixture) for nothing."""
     if _state["cov"] is not None:
         config.pluginmanager.register(_CoverageContexts(), "taskmint-coverage-contexts")
+    limit = float(str(_state["test_timeout"]))
+    if limit > 0 and not _timeout_plugin_active(config):
+        config.pluginmanager.register(_PerTestTimeout(limit), "taskmint-per-test-timeout")
+
+
+def _timeout_plugin_active(config) -> bool:  # type: ignore[no-untyped-def]
+    """Whether pytest-timeout is loaded with a limit of the project's: it owns the alarm then."""
+    if config.pluginmanager.get_plugin("timeout") is None:
+        return False
+    try:
+        value = config.getoption("timeout", None) or config.getini("timeout")
+        return bool(value) and float(value) > 0
+    except (ValueError, TypeError):
+        return False
+
+
+class _PerTestTimeout:
+    """A test whose setup, call and teardown together run longer than `limit` seconds fails
+    with `TIMEOUT_MESSAGE` (a SIGALRM timer, armed only while one of its phases runs, so the
+    failure is that phase's outcome). A test that blocks where no signal gets through is
+    ended with the whole run, which reports it as the test that was running (`start`)."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.left = limit
+
+    @contextlib.contextmanager
+    def _armed(self) -> Iterator[None]:
+        def expired(signum, frame):  # type: ignore[no-untyped-def]
+            __tracebackhide__ = True
+            pytest.fail(f"{TIMEOUT_MESSAGE} {self.limit:g} s", pytrace=False)
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, max(self.left, 0.001))
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            self.left -= time.monotonic() - started
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item):  # type: ignore[no-untyped-def]
+        """The test's budget starts with its setup."""
+        self.left = self.limit
+        with self._armed():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item):  # type: ignore[no-untyped-def]
+        """The call spends what setup left."""
+        with self._armed():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item, nextitem):  # type: ignore[no-untyped-def]
+        """So does teardown."""
+        with self._armed():
+            return (yield)
 
 
 class _CoverageContexts:
@@ -381,6 +530,8 @@ def _message(report: object) -> str | None:
     longrepr = getattr(report, "longrepr", None)
     if longrepr is None:
         return None
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        return str(longrepr[2])[-2000:]
     crash = getattr(longrepr, "reprcrash", None)
     text = getattr(crash, "message", None) if crash is not None else None
     if text is None:
@@ -396,7 +547,18 @@ def pytest_collectreport(report):  # type: ignore[no-untyped-def]
 
 def pytest_collection_finish(session):  # type: ignore[no-untyped-def]
     """Record every collected test id."""
-    _emit({"type": "collected", "ids": [item.nodeid for item in session.items]})
+    _emit(
+        {
+            "type": "collected",
+            "ids": [item.nodeid for item in session.items],
+            "deselected": _state["deselected"],
+        }
+    )
+
+
+def pytest_runtest_logstart(nodeid, location):  # type: ignore[no-untyped-def]
+    """Record that a test starts: a run ended from outside names the test it was running."""
+    _emit({"type": "start", "nodeid": nodeid, "ts": time.time()})
 
 
 def _start_forked_run(order: str, seed: int | None, tag: str) -> None:
@@ -430,7 +592,7 @@ def pytest_runtest_logreport(report):  # type: ignore[no-untyped-def]
             "outcome": report.outcome,
             "wasxfail": hasattr(report, "wasxfail"),
             "duration": float(report.duration),
-            "message": _message(report) if report.failed else None,
+            "message": _message(report) if report.failed or report.skipped else None,
         }
     )
 

@@ -1,0 +1,99 @@
+"""The original runs select exactly what the project's own configuration selects.
+
+The `configured` fixture seed is set up the way real projects set theirs up: addopts with
+`-m 'not slow'`, `-x`, `-n 2` (pytest-xdist) and `-p` of its own plugin, strict markers,
+warnings as errors, and a conftest that ignores files (`collect_ignore`,
+`pytest_ignore_collect`), deselects, skips and reorders at collection. Plain `python -m pytest`
+in the same environment is the reference (`tests.plain`). The `stuck` seed has a test that no
+per-test limit can stop: only its run's own limit ends it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from taskmint.acquire import acquire
+from taskmint.config import Limits
+from taskmint.envs import build_environment
+from taskmint.excise import excise
+from taskmint.index import index_seed
+from taskmint.validate import run_baseline, validate_candidate
+from tests.conftest import LIMITS, SEEDS
+from tests.plain import plain_pytest
+
+CORE = "tests/test_core.py::"
+
+
+@pytest.fixture(scope="module")
+def configured(cache_dir, sandbox):
+    seed = acquire(SEEDS / "configured", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS, workers=2)
+    return seed, env, baseline
+
+
+def test_the_original_runs_select_what_plain_pytest_selects(configured):
+    seed, env, baseline = configured
+    plain = plain_pytest(seed, env)
+    assert plain.counts.get("deselected") == 2  # -m 'not slow', and the conftest's hook
+    taken = {*baseline.stable_passed, *baseline.failing, *baseline.flaky}
+    assert taken == set(plain.ids)
+    assert baseline.collected == len(plain.ids) == 7
+    assert baseline.deselected == 2
+    assert "tests/test_ignored.py" not in {t.split("::")[0] for t in taken}
+
+
+def test_every_test_not_kept_is_named_with_its_reason(configured):
+    _, _, baseline = configured
+    assert baseline.usable, baseline.reason
+    # the project's -p plugin gave `answer`, pytest-mock gave `mocker`, and -n 2 was turned
+    # off: the tests ran in one process (none of them saw an xdist worker)
+    assert set(baseline.stable_passed) == {
+        CORE + "test_add",
+        CORE + "test_mul",
+        CORE + "test_uses_mocker",
+        CORE + "test_answer_from_the_project_plugin",
+    }
+    reasons = dict(baseline.excluded)
+    assert set(reasons) == {
+        CORE + "test_fails_first",
+        CORE + "test_skip_me",
+        CORE + "test_zz_runs_past_the_limit",
+    }
+    assert reasons[CORE + "test_fails_first"].startswith("failed: assert 2 == 3")
+    assert reasons[CORE + "test_skip_me"] == "skipped: skipped by the project's conftest"
+    assert reasons[CORE + "test_zz_runs_past_the_limit"].startswith("slow: ")
+    assert "limit of 2 s" in reasons[CORE + "test_zz_runs_past_the_limit"]
+    # -x in the project's addopts did not stop the runs at the first failure (which the
+    # conftest's reordering puts third), and the slow test is never run again
+    assert baseline.hung == (CORE + "test_zz_runs_past_the_limit",)
+    assert baseline.full_request is not None
+    assert CORE + "test_zz_runs_past_the_limit" not in baseline.full_request
+    assert baseline.plugin_errors == ()
+
+
+def test_candidates_run_under_the_projects_configuration(configured, sandbox):
+    seed, env, baseline = configured
+    excised = excise(seed, index_seed(seed), max_candidates=20, strategies=("stub_body",))
+    (cand,) = [c for c in excised.candidates if c.units == ("cfgpkg/__init__.py::add",)]
+    verdict = validate_candidate(cand, seed, env, baseline, sandbox, runs=2, limits=LIMITS)
+    assert verdict.status == "accepted", verdict.reason
+    assert set(verdict.fail_to_pass) == set(baseline.stable_passed)
+    # the full-suite runs left the slow test out: they took far less than its limit
+    assert verdict.wall_time < 2 * 2.0 + 10
+
+
+def test_a_test_no_signal_can_stop_is_excluded_and_the_seed_kept(cache_dir, sandbox):
+    seed = acquire(SEEDS / "stuck", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    limits = Limits(wall_seconds=seed.manifest.timeout)
+    baseline = run_baseline(seed, env, sandbox, runs=3, limits=limits)
+    assert baseline.usable, baseline.reason
+    stuck = "tests/test_stuck.py::test_blocks_the_alarm_and_sleeps"
+    assert baseline.stable_passed == (
+        "tests/test_stuck.py::test_double",
+        "tests/test_stuck.py::test_double_again",
+    )
+    assert baseline.hung == (stuck,)
+    assert dict(baseline.excluded)[stuck].startswith("hung: still running after")
+    assert baseline.collected == 3
