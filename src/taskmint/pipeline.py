@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -77,10 +78,12 @@ def test_command(seed: SeedApp) -> str:
     return "python -m pytest -p no:cacheprovider " + " ".join(seed.manifest.test_paths)
 
 
-def _read_text(seed: SeedApp, rel: str) -> str | None:
-    """A seed file's text, None if it is missing or not UTF-8."""
+@functools.lru_cache(maxsize=4096)
+def _read_text(root: str, rel: str) -> str | None:
+    """A snapshot file's text, None if it is missing or not UTF-8 (cached: a snapshot is
+    content-addressed, so its files never change)."""
     try:
-        return (Path(seed.root) / rel).read_text(encoding="utf-8")
+        return (Path(root) / rel).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -176,7 +179,7 @@ def mint_candidate(
             seed=f"{config.random_seed}|{candidate.candidate_id}",
             fraction=config.verify.hidden_fraction,
             pass_fraction=config.verify.hidden_pass_fraction,
-            source_of=lambda rel: _read_text(seed, rel),
+            source_of=lambda rel: _read_text(seed.root, rel),
         ),
     )
 

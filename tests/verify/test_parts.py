@@ -64,6 +64,34 @@ def test_cutting_hidden_functions_and_methods():
     )
 
 
+def test_a_test_file_is_parsed_once_however_many_tasks_choose_from_it(monkeypatch):
+    from taskmint import pyast
+
+    text = "".join(f"def test_{i}():\n    assert {i} == {i}\n\n\n" for i in range(400))
+    ids = tuple(f"t/test_big.py::test_{i}" for i in range(400))
+    parsed: list[str] = []
+    real = pyast.parse
+
+    def counting(source, *args, **kwargs):  # type: ignore[no-untyped-def]
+        parsed.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(pyast, "parse", counting)
+    for task in range(40):
+        hidden = choose_hidden(
+            ids[:200],
+            ids[200:],
+            seed=str(task),
+            fraction=0.3,
+            pass_fraction=0.1,
+            source_of=lambda rel: text,
+        )
+        assert len(hidden) == 60 + 20
+    # the whole file once; then one parse per task, of the file as cut for that task
+    assert parsed.count(text) == 1
+    assert len(parsed) == 1 + 40
+
+
 @pytest.mark.parametrize(
     ("line", "what"),
     [

@@ -11,9 +11,12 @@ stays visible so the policy knows what to fix.
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import math
 import random
 import re
+import threading
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -55,47 +58,105 @@ def choose_hidden(
     `pass_fraction` of the PASS_TO_PASS functions (rounded down) are hidden; a function that
     has ids in both lists counts as FAIL_TO_PASS. With `source_of` (test file -> its text),
     only functions that `strip_hidden` can cut out cleanly are candidates.
+
+    Each test file is parsed once per text (`_spans`, cached), however many tasks of a seed
+    ask: the cost per task is one look-up per test function, and one cut of each file that
+    loses a function (`_cut_cleanly`).
     """
     rng = random.Random(f"hidden|{seed}")
     f2p = _groups(fail_to_pass)
     p2p = {k: v for k, v in _groups(pass_to_pass).items() if k not in f2p}
+    texts: dict[str, str | None] = {}
     if source_of is not None:
-        f2p = {k: v for k, v in f2p.items() if _cuttable(k, source_of)}
-        p2p = {k: v for k, v in p2p.items() if _cuttable(k, source_of)}
-    chosen: list[str] = []
+
+        def text(path: str) -> str | None:
+            if path not in texts:
+                texts[path] = source_of(path)
+            return texts[path]
+
+        f2p = {k: v for k, v in f2p.items() if _defined(k, text(k[0]))}
+        p2p = {k: v for k, v in p2p.items() if _defined(k, text(k[0]))}
+    chosen: list[tuple[str, tuple[str, ...]]] = []
     f2p_keys = sorted(f2p)
     if fraction > 0 and len(f2p_keys) > 1:
         count = min(len(f2p_keys) - 1, math.ceil(fraction * len(f2p_keys)))
-        for key in rng.sample(f2p_keys, count):
-            chosen += f2p[key] + _p2p_ids(pass_to_pass, key)
+        chosen += rng.sample(f2p_keys, count)
     p2p_keys = sorted(p2p)
     count = math.floor(pass_fraction * len(p2p_keys))
-    for key in rng.sample(p2p_keys, count) if count else []:
-        chosen += p2p[key]
-    return tuple(sorted(set(chosen)))
+    chosen += rng.sample(p2p_keys, count) if count else []
+    if source_of is not None:
+        chosen = _cut_cleanly(chosen, texts)
+    ids: list[str] = []
+    by_key = _groups(pass_to_pass)
+    for key in chosen:
+        ids += f2p.get(key, []) + by_key.get(key, [])
+    return tuple(sorted(set(ids)))
 
 
-def _cuttable(key: tuple[str, tuple[str, ...]], source_of: Callable[[str], str | None]) -> bool:
-    source = source_of(key[0])
+def _defined(key: tuple[str, tuple[str, ...]], source: str | None) -> bool:
+    """Whether the test file's text defines the function `key` names, where a cut can reach
+    it (module level, or in classes)."""
     if source is None:
         return False
+    spans = _spans(source)
+    return spans is not None and key[1] in spans
+
+
+def _cut_cleanly(
+    chosen: list[tuple[str, tuple[str, ...]]], texts: dict[str, str | None]
+) -> list[tuple[str, tuple[str, ...]]]:
+    """The chosen functions, less those of any file that would not parse once they are all
+    cut from it (rare: a cut is whole statements)."""
+    by_file: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    for path, qual in chosen:
+        by_file[path].append(qual)
+    bad = set()
+    for path, quals in by_file.items():
+        ids = tuple(f"{path}::{'::'.join(q)}" for q in quals)
+        try:
+            strip_hidden(path, texts[path] or "", ids)
+        except (SyntaxError, ValueError, RecursionError):
+            bad.add(path)
+    return [k for k in chosen if k[0] not in bad]
+
+
+_SPANS: dict[bytes, dict[tuple[str, ...], tuple[int, int]] | None] = {}
+_SPANS_MAX = 4096  # test files whose spans are kept (the oldest go first)
+_SPANS_LOCK = threading.Lock()
+
+
+def _spans(source: str) -> dict[tuple[str, ...], tuple[int, int]] | None:
+    """The lines (decorators included) of every function and class a hidden id can name, by
+    qualified name: module level, and inside classes at any depth (the first definition of
+    a name wins). None if the file does not parse. Cached by the hash of the file's text: a
+    seed's test files are parsed once, whatever the number of its tasks."""
+    key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest()
+    if key in _SPANS:
+        return _SPANS[key]
     try:
         tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
-        return False
-    node = _find(tree.body, key[1])
-    if node is None:
-        return False
-    try:
-        strip_hidden(key[0], source, (f"{key[0]}::{'::'.join(key[1])}",))
-    except (SyntaxError, ValueError):
-        return False
-    return True
+        tree = None
+    out: dict[tuple[str, ...], tuple[int, int]] | None = None if tree is None else {}
 
+    def walk(body: list[ast.stmt], prefix: tuple[str, ...]) -> None:
+        assert out is not None
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = (*prefix, node.name)
+                if name in out:
+                    continue
+                out[name] = _span(node)
+                if isinstance(node, ast.ClassDef):
+                    walk(node.body, name)
 
-def _p2p_ids(pass_to_pass: tuple[str, ...], key: tuple[str, tuple[str, ...]]) -> list[str]:
-    """PASS_TO_PASS ids of the same function (parametrizations that already passed)."""
-    return [t for t in pass_to_pass if _function_key(t) == key]
+    if tree is not None:
+        walk(tree.body, ())
+    with _SPANS_LOCK:  # mint tasks run on threads
+        while len(_SPANS) >= _SPANS_MAX:
+            _SPANS.pop(next(iter(_SPANS)), None)
+        _SPANS[key] = out
+    return out
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:
@@ -104,33 +165,25 @@ def _span(node: ast.stmt) -> tuple[int, int]:
     return first, node.end_lineno
 
 
-def _find(body: list[ast.stmt], names: tuple[str, ...]) -> ast.stmt | None:
-    for node in body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and (
-            node.name == names[0]
-        ):
-            if len(names) == 1:
-                return node
-            return _find(node.body, names[1:]) if isinstance(node, ast.ClassDef) else None
-    return None
-
-
+@functools.lru_cache(maxsize=1024)
 def strip_hidden(path: str, source: str, hidden: tuple[str, ...]) -> str:
     """`source` of test file `path` without the functions of the `hidden` ids in it.
 
     Raises SyntaxError if the result would not parse; `choose_hidden(source_of=...)` picks
-    only functions that cut out cleanly."""
+    only functions that cut out cleanly. Cached: the verifier restores the same files for
+    every grading of a task."""
     names = {k[1] for k in (_function_key(t) for t in hidden) if k is not None and k[0] == path}
     if not names:
         return source
-    tree = pyast.parse(source)
+    spans = _spans(source)
+    if spans is None:
+        pyast.parse(source)  # raises the file's own SyntaxError
+        raise SyntaxError(f"{path} does not parse")
     lines = source.splitlines(keepends=True)
-    spans = []
-    for qual in names:
-        node = _find(tree.body, qual)
-        if node is not None:
-            spans.append(_span(node))
-    for first, last in sorted(spans, reverse=True):
+    cuts = sorted({spans[q] for q in names if q in spans}, reverse=True)
+    for first, last in cuts:
+        if any(a <= first and last <= b and (a, b) != (first, last) for a, b in cuts):
+            continue  # inside a class that goes as a whole
         indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         del lines[first - 1 : last]
         if indent:  # a method: keep the class body valid
