@@ -301,6 +301,9 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+DETECTED_TIMEOUT = 600.0  # [run] timeout of a detected manifest, in seconds
+
+
 def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedManifest:
     """Work out source paths, test paths, pythonpath, dependencies and the project's own pytest
     plugins of the tree at `root`."""
@@ -332,6 +335,9 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
         runner="pytest",
         dependencies=_select(wanted, own),
         pythonpath=("src",) if prefix else (".",),
+        # a real suite's size is unknown until it runs: a generous limit for the original
+        # runs (a broken tree's runs are limited by the original's measured time instead)
+        timeout=DETECTED_TIMEOUT,
         plugins=_own_plugins(project, base, packages),
     )
 

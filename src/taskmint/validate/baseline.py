@@ -515,9 +515,9 @@ def _failure(outcomes: Sequence[str], message: str) -> str:
 
 def _examples(why: dict[str, str], errors: list[str]) -> str:
     """A few excluded tests and collection errors with their reasons, for a refusal."""
+    out = f"; {len(errors)} test files failed to collect ({errors[0][:300]})" if errors else ""
     parts = [f"{tid} ({text[:160]})" for tid, text in list(why.items())[:3]]
-    parts += [e[:300] for e in errors[:2]]
-    return ("; e.g. " + "; ".join(parts)) if parts else ""
+    return out + ("; e.g. " + "; ".join(parts) if parts else "")
 
 
 _MISSING_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
