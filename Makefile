@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test bench bench-pypi exactness lint clean
+.PHONY: setup system-deps images demo test bench bench-pypi bench-real exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -40,6 +40,11 @@ bench: setup
 # The refresh on real PyPI sdists (seed_apps/pypi_seeds.toml): needs the package index.
 bench-pypi: setup
 	$(PY) -m pytest -q -s tests/bench/test_pypi_seeds.py -p no:cacheprovider
+
+# Real projects nobody here wrote (seed_apps/real_seeds.toml, detected manifests) against plain
+# pytest: ids, fixed cost, yield, host seconds per candidate. Needs the package index.
+bench-real: setup
+	$(PY) -m pytest -q -s tests/bench/test_real_seeds.py -p no:cacheprovider
 
 # Selected against full-suite validation on the PyPI seeds (needs the package index).
 exactness: setup
