@@ -130,3 +130,18 @@ def test_the_projects_pytest_testpaths_come_first(tmp_path):
     assert detect_manifest(root, name="pkg").test_paths == ("checks/unit",)
     (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     assert detect_manifest(root, name="pkg").test_paths == ("tests",)
+
+
+def test_test_modules_beside_the_code_inside_the_package(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "iso/__init__.py": "",
+            "iso/parse.py": "",
+            "iso/test_parse.py": "def test_x():\n    pass\n",
+            "iso/helpers_test.py": "",
+        },
+    )
+    m = detect_manifest(root, name="iso")
+    assert m.source_paths == ("iso",)
+    assert m.test_paths == ("iso/helpers_test.py", "iso/test_parse.py")

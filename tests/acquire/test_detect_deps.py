@@ -370,3 +370,36 @@ missing = "wid.nothing"
         },
     )
     assert detect_manifest(flat, name="wid").plugins == (("wid", "wid"),)
+
+
+def test_test_dependencies_in_poetry_pdm_and_hatch_tables(tmp_path):
+    pyproject = """
+[tool.poetry.dependencies]
+python = "^3.8"
+attrs = "^22.1"
+cattrs = {version = ">=23", extras = ["msgspec"]}
+ujson = {version = "*", optional = true}
+[tool.poetry.dev-dependencies]
+pytz = "*"
+[tool.poetry.group.test.dependencies]
+freezegun = "1.2.2"
+[tool.poetry.group.docs.dependencies]
+sphinx-rtd = "*"
+[tool.pdm.dev-dependencies]
+test = ["pretend>=1"]
+lint = ["flake9"]
+[tool.hatch.envs.default]
+dependencies = ["coverage-enable-subprocess"]
+[tool.hatch.envs.hatch-test]
+extra-dependencies = ["trustme"]
+"""
+    deps = _deps(tmp_path, {"pyproject.toml": pyproject})
+    assert deps == (
+        "attrs",
+        "cattrs[msgspec]>=23",
+        "pytz",
+        "freezegun==1.2.2",
+        "pretend>=1",
+        "coverage-enable-subprocess",
+        "trustme",
+    )

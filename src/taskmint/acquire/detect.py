@@ -409,7 +409,19 @@ def _test_paths(project: _Project, base: Path, packages: list[str], prefix: str)
         for pkg in packages:
             if (base / pkg).is_dir():
                 tests += _package_test_dirs(base / pkg, f"{prefix}{pkg}", depth=3)
+    if not tests:  # test modules beside the code (`iso8601/test_iso8601.py`)
+        for pkg in packages:
+            if (base / pkg).is_dir():
+                tests += [
+                    f"{prefix}{pkg}/{p.name}"
+                    for p in sorted((base / pkg).iterdir())
+                    if p.is_file() and _is_test_file(p.name)
+                ]
     return tests
+
+
+def _is_test_file(name: str) -> bool:
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def _package_test_dirs(folder: Path, rel: str, *, depth: int) -> list[str]:
@@ -765,7 +777,11 @@ def _dependencies(project: _Project) -> list[str]:
         for text in _strings(values):
             reqs.add(text)
     reqs.file(project.root / "requirements.txt")
+    poetry = _table(project.pyproject, "tool", "poetry")
+    for text in _poetry(poetry.get("dependencies")):
+        reqs.add(text)
     _dependency_groups(project, reqs)
+    _tool_groups(project, poetry, reqs)
     reqs.extras(e for e in project.extras if e in _TEST_EXTRAS)
     for text in _strings(project.setup_py.get("tests_require")):
         reqs.add(text)
@@ -806,6 +822,62 @@ def _dependency_groups(project: _Project, reqs: _Requirements) -> None:
     for name in table:
         if name in _TEST_EXTRAS:
             visit(name)
+
+
+def _tool_groups(project: _Project, poetry: dict[str, Any], reqs: _Requirements) -> None:
+    """Test and dev dependencies in the tables of the tools that manage them: Poetry's
+    `dev-dependencies` and `group.<name>.dependencies`, PDM's `dev-dependencies`, Hatch's
+    `envs.default` and test-named environments (`dependencies`, `extra-dependencies`)."""
+    for text in _poetry(poetry.get("dev-dependencies")):
+        reqs.add(text)
+    groups = poetry.get("group")
+    for name, group in sorted(groups.items()) if isinstance(groups, dict) else ():
+        if normalize_name(str(name)) in _TEST_EXTRAS and isinstance(group, dict):
+            for text in _poetry(group.get("dependencies")):
+                reqs.add(text)
+    pdm = _table(project.pyproject, "tool", "pdm", "dev-dependencies")
+    for name, values in sorted(pdm.items()):
+        if normalize_name(str(name)) in _TEST_EXTRAS:
+            for text in _strings(values):
+                reqs.add(text)
+    envs = _table(project.pyproject, "tool", "hatch", "envs")
+    for name, env in sorted(envs.items()):
+        wanted = normalize_name(str(name))
+        if isinstance(env, dict) and (wanted in _TEST_EXTRAS or wanted in _HATCH_ENVS):
+            for key in ("dependencies", "extra-dependencies"):
+                for text in _strings(env.get(key)):
+                    reqs.add(text)
+
+
+_HATCH_ENVS = frozenset({"default", "hatch-test"})  # Hatch's environments that run tests
+# Poetry version constraints that PEP 440 has no spelling for (`^1.2`, `~1.2`): the name alone.
+_POETRY_ONLY_NAME = re.compile(r"^\s*[~^]")
+
+
+def _poetry(table: object) -> list[str]:
+    """Poetry's `name = "constraint"` (or a table with `version`, `extras`, `markers`,
+    `optional`) as requirements; Python itself and optional ones (extras) left out."""
+    if not isinstance(table, dict):
+        return []
+    out = []
+    for name, spec in table.items():
+        if normalize_name(str(name)) == "python":
+            continue
+        version, extras, marker = spec, [], ""
+        if isinstance(spec, dict):
+            if spec.get("optional") is True:
+                continue
+            version = spec.get("version", "*")
+            extras = [e for e in spec.get("extras", []) if isinstance(e, str)]
+            marker = spec.get("markers", "") if isinstance(spec.get("markers"), str) else ""
+        elif isinstance(spec, list):  # several constraints by platform or Python: name alone
+            version = "*"
+        text = str(name) + (f"[{','.join(extras)}]" if extras else "")
+        constraint = version.strip() if isinstance(version, str) else "*"
+        if constraint not in ("", "*") and not _POETRY_ONLY_NAME.match(constraint):
+            text += constraint if constraint[0] in "<>=!~" else f"=={constraint}"
+        out.append(text + (f"; {marker}" if marker else ""))
+    return out
 
 
 def _test_requirement_files(root: Path) -> list[Path]:

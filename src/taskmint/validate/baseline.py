@@ -469,7 +469,7 @@ def summarize(
         why.update((tid, f"cut: the suite has more than max_tests={max_tests}") for tid in cut)
     for error in errors:
         where, _, text = error.partition(": ")
-        why[where] = f"collection error: {text.strip()[:300]}"
+        why[where] = f"collection error: {_gist(text)}"
     return Baseline(
         snapshot_id=seed.snapshot_id,
         env_id=env.env_id,
@@ -513,9 +513,25 @@ def _failure(outcomes: Sequence[str], message: str) -> str:
     return f"{label}: {text}" if text else label
 
 
+_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit)\b.*)$")
+
+
+def _gist(text: str) -> str:
+    """The line of a failure's text that says what went wrong (the last exception line of a
+    traceback: `ModuleNotFoundError: No module named 'pytz'`), else its start."""
+    for line in reversed(text.splitlines()):
+        m = _EXCEPTION_LINE.match(line.strip())
+        if m:
+            return m.group(1)[:300]
+    return " ".join(text.split())[:300]
+
+
 def _examples(why: dict[str, str], errors: list[str]) -> str:
     """A few excluded tests and collection errors with their reasons, for a refusal."""
-    out = f"; {len(errors)} test files failed to collect ({errors[0][:300]})" if errors else ""
+    out = ""
+    if errors:
+        where, _, text = errors[0].partition(": ")
+        out = f"; {len(errors)} test files failed to collect ({where}: {_gist(text)})"
     parts = [f"{tid} ({text[:160]})" for tid, text in list(why.items())[:3]]
     return out + ("; e.g. " + "; ".join(parts) if parts else "")
 
