@@ -3,7 +3,8 @@ runs must select exactly.
 
 `plain_pytest` runs `python -m pytest` over a seed's test paths from a copy of its snapshot,
 with the seed's environment's interpreter (its plugins autoloaded, as pytest does), the seed's
-import paths on PYTHONPATH, and nothing of taskmint: no plugin, no options but the ones named.
+import paths on PYTHONPATH, the seed's own pytest plugins (`-p`, as an installed copy of the
+project would register them), and nothing of taskmint.
 It reads pytest's own terminal output (ids from `--collect-only -q`, counts from the summary
 line); this is a check for tests and benchmarks, never a grading path.
 """
@@ -54,6 +55,9 @@ def plain_pytest(
         copy_tree(Path(seed.root), work, seed.files)
         argv = [f"{env.prefix}/bin/python", "-m", "pytest", "-p", "no:cacheprovider"]
         argv += ["--collect-only", "-q"] if collect_only else ["-q", "-rN", "--tb=no"]
+        # the project's own plugins, as an installed copy of it would have them registered
+        for _, module in seed.manifest.plugins:
+            argv += ["-p", module]
         argv += [*extra, *seed.manifest.test_paths]
         environ = {
             "PATH": f"{env.prefix}/bin:/usr/local/bin:/usr/bin:/bin",
@@ -70,7 +74,11 @@ def plain_pytest(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     lines = proc.stdout.splitlines()
-    ids = tuple(ln.strip() for ln in lines if "::" in ln and not ln.startswith(" "))
+    ids = tuple(
+        ln.strip()
+        for ln in lines
+        if "::" in ln and not ln.startswith((" ", "ERROR ", "FAILED ", "SKIPPED ", "XFAIL"))
+    )
     counts: dict[str, int] = {}
     summary = [ln for ln in lines if re.search(r"\bin [\d.]+s\b", ln)]
     for number, kind in _COUNT.findall(summary[-1] if summary else ""):

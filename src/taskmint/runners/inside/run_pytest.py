@@ -184,12 +184,14 @@ def main() -> int:
         order=options.get("order", "declared"),
         seed=options.get("seed"),
         batch=forked_runs.Batch(options["batch"], plugin._emit) if options.get("batch") else None,
-        plugins=[*_environment_plugins(), *[tuple(p) for p in options.get("plugins", [])]],
+        plugins=_environment_plugins(),
+        own_plugins=[tuple(p) for p in options.get("plugins", [])],
         test_timeout=float(options.get("test_timeout") or 0.0),
     )
     try:
         return int(pytest.main(args, plugins=[plugin]))
     finally:
+        plugin.close()
         if cov is not None:
             cov.stop()
             plugin.record_spawns(cov)

@@ -47,7 +47,8 @@ _state: dict[str, object] = {
     "batch": None,  # a `forked_runs.Batch`: the runs are forks of this collection
     "tag": None,  # in a forked run: "<candidate>/<run>", on every record
     "watch": None,  # in the coverage run: a `shared_state.Watch` of the workspace's modules
-    "plugins": (),  # (name, module) of the pytest plugins to register (`_register_plugins`)
+    "plugins": (),  # (name, module) of the environment's pytest plugins (`_register_plugins`)
+    "own_plugins": (),  # (name, module) of the seed's own pytest plugins (`pytest_addhooks`)
     "test_timeout": 0.0,  # seconds a test may run (setup, call, teardown) before it fails
     "deselected": 0,  # tests the project's own configuration deselected at collection
     "ours": False,  # True while this plugin deselects (not counted as the project's)
@@ -93,6 +94,7 @@ def configure(
     seed: int | None = None,
     batch: object = None,
     plugins: list[tuple[str, str]] | tuple[()] = (),
+    own_plugins: list[tuple[str, str]] | tuple[()] = (),
     test_timeout: float = 0.0,
 ) -> None:
     """Open the report file (called by the bootstrap before pytest starts).
@@ -107,9 +109,10 @@ def configure(
     test's random draws do not depend on the order or on the other tests. `batch`, when
     given, is a `forked_runs.Batch`: after collection, instead of running the tests, this
     process serves that batch's runs, each a fork of it (see `pytest_runtestloop`).
-    `plugins` are the (name, module) pairs of the pytest plugins the environment and the seed
-    provide: registered where pytest would autoload them (`_register_plugins`). `test_timeout`,
-    when positive, fails a test that runs longer (`_PerTestTimeout`).
+    `plugins` are the (name, module) pairs of the pytest plugins the environment provides:
+    registered where pytest would autoload them (`_register_plugins`); `own_plugins` the
+    seed's own, registered before anything else reads the options (`pytest_addhooks`).
+    `test_timeout`, when positive, fails a test that runs longer (`_PerTestTimeout`).
     """
     if isinstance(path, int):  # an inherited descriptor (the out-of-band channel)
         fd = path
@@ -123,12 +126,22 @@ def configure(
     _state["seed"] = seed
     _state["batch"] = batch
     _state["plugins"] = tuple(tuple(p) for p in plugins)
+    _state["own_plugins"] = tuple(tuple(p) for p in own_plugins)
     _state["test_timeout"] = float(test_timeout or 0.0)
     if cov is not None and _state["spawns"] is None:
         _state["spawns"] = {}
         sys.addaudithook(_audit)
     if cov is not None:
         _state["watch"] = Watch(os.getcwd())
+
+
+def close() -> None:
+    """Close the report (the bootstrap's last word: nothing is recorded after the session)."""
+    fh = _state["fh"]
+    _state["fh"] = None
+    if fh is not None:
+        with contextlib.suppress(OSError):
+            fh.close()  # type: ignore[attr-defined]
 
 
 def measure_children(folder: str) -> None:
@@ -226,21 +239,28 @@ def record_leaks(cov: object) -> None:
             data.add_lines({LEAK_FILE: [1]})
 
 
+def pytest_addhooks(pluginmanager):  # type: ignore[no-untyped-def]
+    """Register the seed's own plugins first, under their entry-point names: as if the project
+    were installed, `-p NAME` in its configuration then finds its plugin (not a module of that
+    name), and `-p no:NAME` still unregisters it."""
+    _register_plugins(pluginmanager, _state["own_plugins"])
+
+
 def pytest_plugin_registered(plugin, plugin_name, manager):  # type: ignore[no-untyped-def]
     """When pytest registers `ENV_PLUGINS` (named in PYTEST_PLUGINS, so at the very point where
     it would autoload installed plugins, after the command line's and the configuration's
-    `-p` options), register the environment's and the seed's plugins (`_register_plugins`)."""
+    `-p` options), register the environment's plugins (`_register_plugins`)."""
     if plugin_name == ENV_PLUGINS:
-        _register_plugins(manager)
+        _register_plugins(manager, _state["plugins"])
 
 
-def _register_plugins(manager) -> None:  # type: ignore[no-untyped-def]
-    """Register each (name, module) of `_state["plugins"]` as pytest's autoload would: under
-    its entry-point name, unless that name is blocked (`-p no:NAME`) or already taken. The
-    list comes from the environment's own distributions (never from the workspace, where a
-    patch could add one) and from the seed's manifest. A plugin that fails to import is
-    recorded (`plugin_error`) and the run goes on without it."""
-    for name, spec in _state["plugins"]:  # type: ignore[attr-defined]
+def _register_plugins(manager, plugins) -> None:  # type: ignore[no-untyped-def]
+    """Register each (name, module) of `plugins` as pytest's autoload would: under its
+    entry-point name, unless that name is blocked (`-p no:NAME`) or already taken. The lists
+    come from the environment's own distributions (never from the workspace, where a patch
+    could add one) and from the seed's manifest. A plugin that fails to import is recorded
+    (`plugin_error`) and the run goes on without it."""
+    for name, spec in plugins:
         module_name, _, attr = str(spec).partition(":")
         if manager.is_blocked(name) or manager.is_blocked(module_name) or manager.get_plugin(name):
             continue
@@ -266,7 +286,7 @@ def pytest_load_initial_conftests(early_config, parser, args):  # type: ignore[n
     win. pytest-cov decides here whether to start, from the options parsed so far."""
     manager = early_config.pluginmanager
     for name, extra in _NEUTRALIZE.items():
-        if manager.has_plugin(name) and manager.get_plugin(name) is not None:
+        if manager.get_plugin(name) is not None:
             args.extend(extra)
     if manager.get_plugin("pytest_cov") is not None:
         early_config.known_args_namespace.no_cov = True
