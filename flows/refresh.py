@@ -40,6 +40,7 @@ from taskmint.pipeline import (
     apply_leak_scan,
     calibrate_with_models,
     mint_candidate,
+    older_pytest,
     summarize_seed,
 )
 from taskmint.publish import PublishedVersion, publish
@@ -322,6 +323,18 @@ def _collect(futures: list[Any], candidates: list[Candidate]) -> list[MintResult
     return out
 
 
+def _original(seed: SeedApp, env: Environment, config: PipelineConfig) -> tuple[Baseline, Any]:
+    """The original runs, and the coverage run beside them (a future): it takes the worker
+    that the odd original run and the bytecode build leave idle. It is waited for either way,
+    and its result (or error) only counts when the original suite is usable."""
+    cmap_future = coverage_task.submit(seed, env, config)
+    try:
+        baseline = baseline_task(seed, env, config)
+    finally:
+        cmap_future.wait()
+    return baseline, cmap_future
+
+
 def _with_tests(summary: SeedSummary, baseline: Baseline) -> SeedSummary:
     """The summary with what the seed's original suite gave: tests selected by the project,
     deselected, kept and excluded, and the per-seed report (`seed_report`)."""
@@ -342,14 +355,22 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
         seed = acquire_task(source, config.cache_dir)
         env = envs_task(seed, config.cache_dir)
         index = index_task(seed)
-        # The coverage run goes beside the original runs: it takes the worker that the odd
-        # original run and the bytecode build leave idle. It is waited for either way, and its
-        # result (or error) only counts when the original suite is usable.
-        cmap_future = coverage_task.submit(seed, env, config)
-        try:
-            baseline = baseline_task(seed, env, config)
-        finally:
-            cmap_future.wait()
+        baseline, cmap_future = _original(seed, env, config)
+        # A suite that breaks on pytest itself runs again under older pytests (see
+        # `older_pytest`); the one that keeps the most tests is kept.
+        tried = seed, baseline
+        while (older := older_pytest(tried[0].manifest, tried[1])) is not None:
+            logger.warning(
+                "[%s] the suite breaks on pytest itself; again under pytest%s",
+                seed.name,
+                older.pytest,
+            )
+            again = dataclasses.replace(seed, manifest=older)
+            env_again = envs_task(again, config.cache_dir)
+            baseline_again, future_again = _original(again, env_again, config)
+            tried = again, baseline_again
+            if baseline_again.tests_kept > baseline.tests_kept:
+                seed, env, baseline, cmap_future = again, env_again, baseline_again, future_again
         cmap = cmap_future.result() if baseline.usable else None
         if cmap is None and baseline.usable and baseline.hung:
             # the whole suite's coverage run waited for a test that hangs: again without it

@@ -25,6 +25,7 @@ from taskmint.records import Environment, SeedApp
 
 __all__ = ["PlainRun", "plain_pytest"]
 
+_ID = re.compile(r"^[^\s:]+\.\w+::")  # a node id line of `--collect-only -q`
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed|warnings?)")
 
 
@@ -74,11 +75,7 @@ def plain_pytest(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     lines = proc.stdout.splitlines()
-    ids = tuple(
-        ln.strip()
-        for ln in lines
-        if "::" in ln and not ln.startswith((" ", "ERROR ", "FAILED ", "SKIPPED ", "XFAIL"))
-    )
+    ids = tuple(ln for ln in lines if _ID.match(ln))
     counts: dict[str, int] = {}
     summary = [ln for ln in lines if re.search(r"\bin [\d.]+s\b", ln)]
     for number, kind in _COUNT.findall(summary[-1] if summary else ""):

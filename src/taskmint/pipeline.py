@@ -9,11 +9,15 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import importlib.metadata
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from packaging.version import Version
 
 from taskmint.calibrate import (
     calibrate_models,
@@ -23,9 +27,18 @@ from taskmint.calibrate import (
 )
 from taskmint.config import PipelineConfig
 from taskmint.describe import Rewriter, describe
+from taskmint.envs.venv import MIN_PYTEST
 from taskmint.index.coverage import CoverageMap
 from taskmint.publish.dataset import FEATURE_NAMES
-from taskmint.records import Candidate, Environment, Reward, SeedApp, Task, Verdict
+from taskmint.records import (
+    Candidate,
+    Environment,
+    Reward,
+    SeedApp,
+    SeedManifest,
+    Task,
+    Verdict,
+)
 from taskmint.sandbox.base import Sandbox
 from taskmint.validate import Baseline, validate_candidate
 from taskmint.validate.leak import scan_for_leaks
@@ -37,6 +50,7 @@ __all__ = [
     "SeedSummary",
     "apply_leak_scan",
     "mint_candidate",
+    "older_pytest",
     "summarize_seed",
     "test_command",
 ]
@@ -69,6 +83,37 @@ class SeedSummary:
     tests_deselected: int = 0
     # what to know and do about the seed's suite, a line each (`validate.seed_report`)
     report: tuple[str, ...] = ()
+
+
+# What pytest says when a suite breaks on its newer versions rather than on the code: a
+# deprecation that the project's `filterwarnings = error` turns into an error (click 8.4.2 and
+# packaging 26.2 on pytest 9.1+), a hook argument pytest removed (docopt-ng's `path` on 9.0).
+_PYTEST_TROUBLE = re.compile(
+    r"PytestRemovedIn\d+Warning|PytestDeprecationWarning|PluginValidationError"
+    r"|unknown hook|has no argument|argument '\w+' cannot be found"
+)
+
+
+def older_pytest(manifest: SeedManifest, baseline: Baseline) -> SeedManifest | None:
+    """The manifest with an older pytest to run the suite under, when the original runs broke
+    on pytest itself (`_PYTEST_TROUBLE` in a collection error, an exclusion, a plugin error or
+    the refusal), else None. The steps: taskmint's own version, then the newest release of
+    the previous minor (`<9.2` for 9.2.0), then of the previous major (`<9`), never older than
+    `MIN_PYTEST`. A pytest constraint the project declares itself is kept as it is."""
+    texts = [baseline.reason, *baseline.collection_errors, *baseline.plugin_errors]
+    texts += [why for _, why in baseline.excluded]
+    if not any(_PYTEST_TROUBLE.search(t) for t in texts):
+        return None
+    current = Version(importlib.metadata.version("pytest"))
+    steps = [
+        step
+        for step in (f"<{current.major}.{current.minor}", f"<{current.major}")
+        if Version(step[1:]) > Version(MIN_PYTEST)
+    ]
+    if manifest.pytest and manifest.pytest not in steps:
+        return None  # the project's own constraint
+    later = steps[steps.index(manifest.pytest) + 1 :] if manifest.pytest else steps
+    return dataclasses.replace(manifest, pytest=later[0]) if later else None
 
 
 def test_command(seed: SeedApp) -> str:

@@ -84,6 +84,10 @@ class SeedManifest:
     # project would register through its `pytest11` entry points. The seed is never installed,
     # so they are loaded from the workspace by name.
     plugins: tuple[tuple[str, str], ...] = ()
+    # The pytest the suite runs under, as a version specifier ("<9", ">=8,<9.1"): what the
+    # project declares when it rules out taskmint's own pytest, or an older one for a suite
+    # the newest breaks (see `pipeline.older_pytest`). "": taskmint's own version.
+    pytest: str = ""
 
 
 @dataclass(**_FROZEN)

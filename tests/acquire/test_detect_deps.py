@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from taskmint.acquire.detect import detect_manifest, render_manifest
 from taskmint.acquire.manifest import parse_manifest
+from taskmint.errors import ManifestError
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -403,3 +406,22 @@ extra-dependencies = ["trustme"]
         "coverage-enable-subprocess",
         "trustme",
     )
+
+
+def test_a_pytest_constraint_that_rules_out_taskmints_pytest_is_kept(tmp_path):
+    layout = {"wid/__init__.py": "", "tests/test_wid.py": "def test_x():\n    pass\n"}
+    groups = '[dependency-groups]\ntesting = ["pytest>=7,<9", "pytest-cov"]\n'
+    old = detect_manifest(_tree(tmp_path / "a", {**layout, "pyproject.toml": groups}), name="wid")
+    assert old.pytest == "<9,>=7"
+    assert "pytest-cov" in old.dependencies
+    assert parse_manifest(render_manifest(old)) == old
+    allowed = '[dependency-groups]\ntest = ["pytest>=7"]\n'
+    new = detect_manifest(_tree(tmp_path / "b", {**layout, "pyproject.toml": allowed}), name="wid")
+    assert new.pytest == ""  # taskmint's own pytest satisfies it
+
+
+def test_run_pytest_must_be_a_version_specifier():
+    base = '[seed]\nname = "x"\nlanguage = "python"\nsource_paths = ["x"]\ntest_paths = ["t"]\n'
+    assert parse_manifest(base + '[run]\npytest = "< 9"\n').pytest == "<9"
+    with pytest.raises(ManifestError, match=r"run\.pytest"):
+        parse_manifest(base + '[run]\npytest = "nine"\n')

@@ -5,18 +5,24 @@ The `configured` fixture seed is set up the way real projects set theirs up: add
 warnings as errors, and a conftest that ignores files (`collect_ignore`,
 `pytest_ignore_collect`), deselects, skips and reorders at collection. Plain `python -m pytest`
 in the same environment is the reference (`tests.plain`). The `stuck` seed has a test that no
-per-test limit can stop: only its run's own limit ends it.
+per-test limit can stop: only its run's own limit ends it. The `oldhooks` seed was written
+for pytest 8 and breaks on pytest 9 itself.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata
+
 import pytest
+from packaging.version import Version
 
 from taskmint.acquire import acquire
 from taskmint.config import Limits
-from taskmint.envs import build_environment
+from taskmint.envs import build_environment, venv
 from taskmint.excise import excise
 from taskmint.index import index_seed
+from taskmint.pipeline import older_pytest
 from taskmint.validate import run_baseline, validate_candidate
 from tests.conftest import LIMITS, SEEDS
 from tests.plain import plain_pytest
@@ -97,3 +103,25 @@ def test_a_test_no_signal_can_stop_is_excluded_and_the_seed_kept(cache_dir, sand
     assert baseline.hung == (stuck,)
     assert dict(baseline.excluded)[stuck].startswith("hung: still running after")
     assert baseline.collected == 3
+
+
+def test_a_suite_that_breaks_on_pytest_itself_runs_under_an_older_pytest(cache_dir, sandbox):
+    seed = acquire(SEEDS / "oldhooks", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
+    assert not baseline.usable
+    assert "PluginValidationError" in baseline.reason
+    newest = Version(importlib.metadata.version("pytest"))
+    tried = []
+    # the refresh flow's steps: older pytests while the suite breaks on pytest itself
+    while (older := older_pytest(seed.manifest, baseline)) is not None:
+        tried.append(older.pytest)
+        seed = dataclasses.replace(seed, manifest=older)
+        env = build_environment(seed.manifest, cache_dir=cache_dir)
+        baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
+    assert tried == [f"<{newest.major}.{newest.minor}", f"<{newest.major}"]
+    assert baseline.usable, baseline.reason
+    assert len(baseline.stable_passed) == 2
+    # the environment holds the newest pytest of the previous major
+    assert f"pytest{seed.manifest.pytest}" in " ".join(venv.test_tools(seed.manifest))
+    assert older_pytest(seed.manifest, baseline) is None

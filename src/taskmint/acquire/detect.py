@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ast
 import configparser
+import contextlib
+import importlib.metadata
 import re
 import shlex
 import tomllib
@@ -26,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement  # pytest's own dependency
+from packaging.specifiers import SpecifierSet
 
 from taskmint import pyast
 from taskmint.errors import ManifestError
@@ -339,7 +342,24 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
         # runs (a broken tree's runs are limited by the original's measured time instead)
         timeout=DETECTED_TIMEOUT,
         plugins=_own_plugins(project, base, packages),
+        pytest=_pytest_constraint(wanted),
     )
+
+
+def _pytest_constraint(requirements: list[str]) -> str:
+    """The project's own constraint on pytest, when it rules out the version taskmint runs
+    (`pytest<9` in a test group): the suite then runs under the newest pytest it allows.
+    "" when it allows taskmint's version (or says nothing)."""
+    spec = SpecifierSet()
+    for req in requirements:
+        if _name_of(req) != "pytest" or not _applies(req):
+            continue
+        with contextlib.suppress(InvalidRequirement):
+            spec &= Requirement(req).specifier
+    # taskmint's environments get the pytest it runs itself (`envs.test_tools`)
+    if not str(spec) or spec.contains(importlib.metadata.version("pytest"), prereleases=True):
+        return ""
+    return str(spec)
 
 
 def _select(requirements: list[str], own: set[str]) -> tuple[str, ...]:
@@ -1291,6 +1311,7 @@ def render_manifest(manifest: SeedManifest, *, origin: str = "") -> str:
         + f"pythonpath = {_toml_list(manifest.pythonpath)}\n"
         + f"timeout = {int(manifest.timeout)}\n"
         + f"test_timeout = {manifest.test_timeout:g}\n"
+        + (f"pytest = {_toml_str(manifest.pytest)}\n" if manifest.pytest else "")
         + "".join(
             ("\n[run.plugins]\n" if i == 0 else "") + f"{_toml_str(name)} = {_toml_str(module)}\n"
             for i, (name, module) in enumerate(manifest.plugins)

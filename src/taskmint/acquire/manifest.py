@@ -6,6 +6,8 @@ import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from taskmint.errors import ManifestError
 from taskmint.records import SeedManifest
 
@@ -63,7 +65,21 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
         timeout=float(timeout),
         test_timeout=float(test_timeout),
         plugins=_plugins(run, where),
+        pytest=_pytest_spec(run, where),
     )
+
+
+def _pytest_spec(run: dict[str, Any], where: str) -> str:
+    """`[run] pytest`: a version specifier for the pytest the suite runs under ("" for
+    taskmint's own)."""
+    value = run.get("pytest", "")
+    if not isinstance(value, str):
+        raise ManifestError(f'{where}: run.pytest must be a version specifier such as "<9"')
+    try:
+        SpecifierSet(value)
+    except InvalidSpecifier as exc:
+        raise ManifestError(f"{where}: run.pytest {value!r} is not a version specifier") from exc
+    return value.replace(" ", "")
 
 
 def _plugins(run: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:

@@ -29,9 +29,18 @@ def base_interpreter() -> tuple[str, str]:
     return os.path.realpath(exe), os.path.realpath(sys.base_prefix)
 
 
-def test_tools() -> tuple[str, ...]:
-    """The test tools every Python seed environment gets, pinned to the versions taskmint runs."""
-    return tuple(f"{name}=={importlib.metadata.version(name)}" for name in ("pytest", "coverage"))
+# The oldest pytest taskmint's in-sandbox plugin supports (`runners/inside`).
+MIN_PYTEST = "8.0"
+
+
+def test_tools(manifest: SeedManifest | None = None) -> tuple[str, ...]:
+    """The test tools every Python seed environment gets: coverage pinned to the version
+    taskmint runs, and pytest too unless the manifest asks for another (`[run] pytest`, a
+    specifier: the newest release it allows, no older than `MIN_PYTEST`)."""
+    coverage = f"coverage=={importlib.metadata.version('coverage')}"
+    if manifest is not None and manifest.pytest:
+        return (f"pytest{manifest.pytest},>={MIN_PYTEST}", coverage)
+    return (f"pytest=={importlib.metadata.version('pytest')}", coverage)
 
 
 def environment_id(manifest: SeedManifest) -> str:
@@ -45,7 +54,7 @@ def environment_id(manifest: SeedManifest) -> str:
         interpreter,
         platform.python_version(),
         sorted(manifest.dependencies),
-        test_tools(),
+        test_tools(manifest),
     )
 
 
@@ -83,7 +92,7 @@ def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment
     with open(root / f"{env_id}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (final / "READY").exists():
-            requirements = [*test_tools(), *_dependencies(manifest)]
+            requirements = [*test_tools(manifest), *_dependencies(manifest)]
             wheelhouse = Path(cache_dir) / "wheelhouse"
             _fill_wheelhouse(wheelhouse, requirements)
             _build_venv(final, interpreter, requirements, wheelhouse=wheelhouse)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import os
 import posixpath
 import shutil
 import tempfile
@@ -207,7 +208,14 @@ class PytestAdapter(Adapter):
             *(["-W", "ignore::pytest.PytestAssertRewriteWarning"] if coverage else []),
             *targets,
         )
-        env_vars = [*self.base_env(), ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")]
+        env_vars = [
+            *self.base_env(),
+            ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1"),
+            # The runner itself runs isolated (-I) and puts these on its own path; the Python
+            # processes the tests start import the seed from them too, as they would import an
+            # installed copy (click's test_light_imports runs `python -` and imports click).
+            ("PYTHONPATH", os.pathsep.join(pythonpath)),
+        ]
         return argv, tuple(env_vars)
 
     def channel_command(
