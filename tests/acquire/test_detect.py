@@ -145,3 +145,32 @@ def test_test_modules_beside_the_code_inside_the_package(tmp_path):
     m = detect_manifest(root, name="iso")
     assert m.source_paths == ("iso",)
     assert m.test_paths == ("iso/helpers_test.py", "iso/test_parse.py")
+
+
+def test_the_package_folder_the_build_configuration_names(tmp_path):
+    setup = "from setuptools import setup\nsetup(name='yml', package_dir={'': 'lib'})\n"
+    root = _tree(
+        tmp_path / "a",
+        {"setup.py": setup, "lib/yml/__init__.py": "", "tests/test_yml.py": ""},
+    )
+    m = detect_manifest(root, name="yml")
+    assert (m.source_paths, m.pythonpath) == (("lib/yml",), ("lib",))
+    cfg = "[options]\npackage_dir =\n    =code\n"
+    root = _tree(
+        tmp_path / "b",
+        {"setup.cfg": cfg, "code/yml/__init__.py": "", "tests/test_yml.py": ""},
+    )
+    assert detect_manifest(root, name="yml").source_paths == ("code/yml",)
+
+
+def test_test_files_named_by_the_projects_python_files(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\npython_files = "tests.py"\n',
+            "vol/__init__.py": "",
+            "vol/tests/__init__.py": "",
+            "vol/tests/tests.py": "def test_x():\n    pass\n",
+        },
+    )
+    assert detect_manifest(root, name="vol").test_paths == ("vol/tests",)

@@ -21,6 +21,7 @@ and the ones it provides.
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path, PurePosixPath
 
 from taskmint.acquire.dependencies import (
@@ -29,7 +30,15 @@ from taskmint.acquire.dependencies import (
     select_requirements,
 )
 from taskmint.acquire.plugins import own_plugins, used_plugins
-from taskmint.acquire.project import Project, ini_words, normalize_name, pytest_ini, read_project
+from taskmint.acquire.project import (
+    Project,
+    config_lines,
+    ini_words,
+    normalize_name,
+    pytest_ini,
+    read_project,
+    toml_table,
+)
 from taskmint.errors import ManifestError
 from taskmint.records import SeedManifest
 
@@ -87,20 +96,23 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
     """Work out source paths, test paths, pythonpath, dependencies and the project's own pytest
     plugins of the tree at `root`."""
     root = Path(root)
-    base = root / "src" if _packages(root / "src") else root
+    project = read_project(root, name)
+    folder = next((f for f in (_package_dir(project), "src") if f and _packages(root / f)), "")
+    base = root / folder if folder else root
     packages = _packages(base)
     if not packages:
         raise DetectError(
-            f"{name}: no Python package or module found at the top of the tree or under src/; "
-            "write a taskmint.toml with [seed] source_paths by hand"
+            f"{name}: no Python package or module found at the top of the tree, under src/ or "
+            "in the package folder its build configuration names; write a taskmint.toml with "
+            "[seed] source_paths by hand"
         )
-    prefix = "src/" if base != root else ""
-    project = read_project(root, name)
+    prefix = f"{folder}/" if folder else ""
     tests = _test_paths(project, base, packages, prefix)
     if not tests:
         raise DetectError(
-            f"{name}: no tests found (tests/, test/, test_*.py, or <package>/tests); "
-            "only projects that ship their tests can be seeds"
+            f"{name}: no tests found (tests/, test/, test_*.py, <package>/tests, or files "
+            "matching its pytest python_files); only projects that ship their tests can be "
+            "seeds"
         )
     own = project.names | {normalize_name(p.removesuffix(".py")) for p in packages}
     local = _local_modules(root, base, tests)
@@ -113,7 +125,7 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
         test_paths=tuple(tests),
         runner="pytest",
         dependencies=select_requirements(wanted, own),
-        pythonpath=("src",) if prefix else (".",),
+        pythonpath=(folder,) if folder else (".",),
         # a real suite's size is unknown until it runs: a generous limit for the original
         # runs (a broken tree's runs are limited by the original's measured time instead)
         timeout=DETECTED_TIMEOUT,
@@ -145,43 +157,84 @@ def _packages(base: Path) -> list[str]:
     return found
 
 
+def _package_dir(project: Project) -> str:
+    """The folder the build configuration puts the packages in (setuptools' `package_dir`
+    {"": "lib"} in setup.py or setup.cfg, `[tool.setuptools.package-dir]`, or
+    `[tool.setuptools.packages.find] where`), "" when it names none inside the tree."""
+    tool = toml_table(project.pyproject, "tool", "setuptools")
+    setup_py = project.setup_py.get("package_dir")
+    where = toml_table(tool, "packages", "find").get("where")
+    candidates: list[object] = [
+        setup_py.get("") if isinstance(setup_py, dict) else None,
+        toml_table(tool, "package-dir").get(""),
+        where[0] if isinstance(where, list) and where else where,
+    ]
+    for line in config_lines(project.setup_cfg.get("options", "package_dir", fallback="")):
+        key, _, folder = line.partition("=")
+        if not key.strip():
+            candidates.append(folder.strip())
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate not in ("", "."):
+            p = PurePosixPath(candidate)
+            if not p.is_absolute() and ".." not in p.parts:
+                return p.as_posix()
+    return ""
+
+
 def _test_paths(project: Project, base: Path, packages: list[str], prefix: str) -> list[str]:
     """The project's pytest `testpaths`, else the usual folders and files at the top, else the
-    test folders inside the packages."""
+    test folders inside the packages, else test modules beside the code; a test file is one
+    its pytest `python_files` patterns match (`test_*.py` and `*_test.py` by default)."""
     root = project.root
-    tests = [t for t in _configured_testpaths(project) if _has_tests_at(root / t)]
+    patterns = _python_files(project)
+    tests = [t for t in _configured_testpaths(project) if _has_tests_at(root / t, patterns)]
     if not tests:
-        tests = [d for d in _TEST_DIRS if _has_tests(root / d)]
-        tests += sorted(p.name for p in root.glob("test_*.py") if p.is_file()) + sorted(
-            p.name for p in root.glob("*_test.py") if p.is_file()
+        tests = [d for d in _TEST_DIRS if _has_tests(root / d, patterns)]
+        tests += sorted(
+            p.name for p in root.glob("*.py") if p.is_file() and _is_test_file(p.name, patterns)
         )
     if not tests:
         for pkg in packages:
             if (base / pkg).is_dir():
-                tests += _package_test_dirs(base / pkg, f"{prefix}{pkg}", depth=3)
+                tests += _package_test_dirs(base / pkg, f"{prefix}{pkg}", patterns, depth=3)
     if not tests:  # test modules beside the code (`iso8601/test_iso8601.py`)
         for pkg in packages:
             if (base / pkg).is_dir():
                 tests += [
                     f"{prefix}{pkg}/{p.name}"
                     for p in sorted((base / pkg).iterdir())
-                    if p.is_file() and _is_test_file(p.name)
+                    if p.is_file() and _is_test_file(p.name, patterns)
                 ]
     return tests
 
 
-def _is_test_file(name: str) -> bool:
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+_PYTHON_FILES = ("test_*.py", "*_test.py")  # pytest's default `python_files`
 
 
-def _package_test_dirs(folder: Path, rel: str, *, depth: int) -> list[str]:
+def _python_files(project: Project) -> tuple[str, ...]:
+    """The file name patterns of test modules in the project's pytest configuration."""
+    return tuple(ini_words(pytest_ini(project).get("python_files"))) or _PYTHON_FILES
+
+
+def _is_test_file(name: str, patterns: tuple[str, ...] = _PYTHON_FILES) -> bool:
+    # a private module (`_trio_test.py`) is a helper, not a test file
+    return (
+        name.endswith(".py")
+        and name[0] != "_"
+        and any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+    )
+
+
+def _package_test_dirs(
+    folder: Path, rel: str, patterns: tuple[str, ...], *, depth: int
+) -> list[str]:
     """Test folders inside a package, outermost first, `depth` levels of subpackages down."""
     found = []
     for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()):
-        if sub.name in _PACKAGE_TEST_DIRS and _has_tests(sub):
+        if sub.name in _PACKAGE_TEST_DIRS and _has_tests(sub, patterns):
             found.append(f"{rel}/{sub.name}")
         elif depth > 1 and (sub / "__init__.py").is_file():
-            found += _package_test_dirs(sub, f"{rel}/{sub.name}", depth=depth - 1)
+            found += _package_test_dirs(sub, f"{rel}/{sub.name}", patterns, depth=depth - 1)
     return found
 
 
@@ -195,16 +248,12 @@ def _configured_testpaths(project: Project) -> list[str]:
     return out
 
 
-def _has_tests_at(path: Path) -> bool:
-    return _has_tests(path) or (path.is_file() and path.suffix == ".py")
+def _has_tests_at(path: Path, patterns: tuple[str, ...] = _PYTHON_FILES) -> bool:
+    return _has_tests(path, patterns) or (path.is_file() and path.suffix == ".py")
 
 
-def _has_tests(folder: Path) -> bool:
-    # a private module (`_trio_test.py`) is a helper, not a test file
-    return folder.is_dir() and any(
-        p.name.startswith("test_") or (p.name.endswith("_test.py") and p.name[0] != "_")
-        for p in folder.rglob("*.py")
-    )
+def _has_tests(folder: Path, patterns: tuple[str, ...] = _PYTHON_FILES) -> bool:
+    return folder.is_dir() and any(_is_test_file(p.name, patterns) for p in folder.rglob("*.py"))
 
 
 def _local_modules(root: Path, base: Path, tests: list[str]) -> set[str]:
