@@ -66,6 +66,17 @@ def test_short_lines_may_appear_in_prose_but_not_as_a_whole_line():
     )
 
 
+def test_a_line_that_is_one_name_is_not_a_complete_line_of_the_code():
+    # aiofiles' removed `_open` passes `file,` on a line of its own; so does its signature
+    removed = (
+        "def _open(\n    file,\n    mode='r',\n):\n"
+        "    return _make(\n        file,\n        mode,\n    )\n"
+    )
+    checker = LeakChecker(removed)
+    assert checker.check("```python\ndef _open(\n    file,\n    mode='r',\n)\n```", where="s") == []
+    assert checker.check("```\nreturn _make(\n```", where="hint 4")  # still a complete line
+
+
 def test_javascript_docs_and_method_heads_are_not_protected_but_bodies_are():
     removed = (
         "  /**\n   * Render one node with the rule for its type.\n   */\n"

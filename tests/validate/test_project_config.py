@@ -3,7 +3,8 @@
 The `configured` fixture seed is set up the way real projects set theirs up: addopts with
 `-m 'not slow'`, `-x`, `-n 2` (pytest-xdist) and `-p` of its own plugin, strict markers,
 warnings as errors, and a conftest that ignores files (`collect_ignore`,
-`pytest_ignore_collect`), deselects, skips and reorders at collection. Plain `python -m pytest`
+`pytest_ignore_collect`), deselects, skips and reorders at collection, and a test that writes
+into its own folder (read-only in every run). Plain `python -m pytest`
 in the same environment is the reference (`tests.plain`). The `stuck` seed has a test that no
 per-test limit can stop: only its run's own limit ends it. The `oldhooks` seed was written
 for pytest 8 and breaks on pytest 9 itself.
@@ -44,7 +45,7 @@ def test_the_original_runs_select_what_plain_pytest_selects(configured):
     assert plain.counts.get("deselected") == 2  # -m 'not slow', and the conftest's hook
     taken = {*baseline.stable_passed, *baseline.failing, *baseline.flaky}
     assert taken == set(plain.ids)
-    assert baseline.collected == len(plain.ids) == 7
+    assert baseline.collected == len(plain.ids) == 8
     assert baseline.deselected == 2
     assert "tests/test_ignored.py" not in {t.split("::")[0] for t in taken}
 
@@ -61,11 +62,15 @@ def test_every_test_not_kept_is_named_with_its_reason(configured):
         CORE + "test_answer_from_the_project_plugin",
     }
     reasons = dict(baseline.excluded)
+    writes = "tests/test_writes.py::test_writes_beside_itself"
     assert set(reasons) == {
         CORE + "test_fails_first",
         CORE + "test_skip_me",
         CORE + "test_zz_runs_past_the_limit",
+        writes,
     }
+    # a test that writes into its own folder fails as it would when a task is graded
+    assert reasons[writes].startswith("failed: PermissionError")
     assert reasons[CORE + "test_fails_first"].startswith("failed: assert 2 == 3")
     assert reasons[CORE + "test_skip_me"] == "skipped: skipped by the project's conftest"
     assert reasons[CORE + "test_zz_runs_past_the_limit"].startswith("slow: ")

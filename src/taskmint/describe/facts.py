@@ -145,8 +145,8 @@ def _index_snapshot_file(root: str, snapshot_id: str, file: str, language: str) 
 
     try:
         data = (Path(root) / file).read_bytes()
-        if language == "python":
-            return tuple(index_python_source(file, data))
+        if language == "python":  # as the index stage did: its units are reused
+            return tuple(index_python_source(file, data, snapshot_id=snapshot_id))
         return tuple(index_source(language, file, data))
     except (OSError, SourceSkipped, ValueError, RecursionError, UnicodeDecodeError):
         return ()

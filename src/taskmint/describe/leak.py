@@ -141,7 +141,11 @@ class LeakChecker:
             key = " ".join(toks)
             if len(toks) >= min_tokens:
                 protected.setdefault(key, stripped)
-            if any(t not in KEYWORDS and not re.fullmatch(r"[^\w$]", t) for t in toks):
+            # a line that is one name (an argument of a call spread over lines, `file,`) says
+            # nothing of the implementation; a signature in the statement may hold the same
+            if len(toks) > 1 and any(
+                t not in KEYWORDS and not re.fullmatch(r"[^\w$]", t) for t in toks
+            ):
                 complete.setdefault(key, stripped)
         self.protected = protected
         self.complete = complete

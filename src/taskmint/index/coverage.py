@@ -331,8 +331,9 @@ def coverage_map(
         # -m3: tests that start processes are recorded (`spawned`); -m4: the Python processes
         # they start are measured (only unmeasured ones make a test `spawned`); -m5: node maps
         # record the scripts each process loaded; -m6: tests that leave state behind share
-        # their lines, and caches empty after collection are emptied before each test
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m6"
+        # their lines, and caches empty after collection are emptied before each test; -m7: the
+        # tests and the run's configuration are read-only (`runners.protect`)
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m7"
         if tests is not None:
             key += "-" + stable_id(*tests)
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"

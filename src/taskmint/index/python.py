@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import threading
 import tokenize
 from pathlib import Path
 
@@ -204,8 +206,30 @@ class _Collector(cst.CSTVisitor):
         self.scope.pop()
 
 
+# Units of the files indexed so far, by the hash of (path, snapshot id, content): indexing a
+# seed and then describing its candidates parses each file once (libcst takes a good part of a
+# second on a long file), whichever stage asks first.
+_INDEXED: dict[bytes, tuple[Unit, ...]] = {}
+_INDEXED_MAX = 4096
+_INDEXED_LOCK = threading.Lock()
+
+
 def index_python_source(path: str, data: bytes, *, snapshot_id: str = "") -> list[Unit]:
-    """Every function and method of one Python file (raises `SourceSkipped` for unusable files)."""
+    """Every function and method of one Python file (raises `SourceSkipped` for unusable files).
+    Cached by content (`_INDEXED`)."""
+    key = hashlib.sha256(f"{path}\0{snapshot_id}\0".encode() + data).digest()
+    found = _INDEXED.get(key)
+    if found is not None:
+        return list(found)
+    units = _index_python_source(path, data, snapshot_id)
+    with _INDEXED_LOCK:
+        while len(_INDEXED) >= _INDEXED_MAX:
+            _INDEXED.pop(next(iter(_INDEXED)), None)
+        _INDEXED[key] = tuple(units)
+    return units
+
+
+def _index_python_source(path: str, data: bytes, snapshot_id: str) -> list[Unit]:
     module = parse_module(data)
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)

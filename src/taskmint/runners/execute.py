@@ -13,6 +13,7 @@ from typing import TypeVar
 from taskmint.config import Limits
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.adapters import Adapter, PytestAdapter, adapter_for
+from taskmint.runners.protect import workspace_readonly
 from taskmint.runners.report import BatchReport, parse_pytest_batch
 from taskmint.sandbox.base import RunResult, RunSpec, Sandbox
 
@@ -35,7 +36,7 @@ def run_tests(
     order: str = "declared",
     seed: int | None = None,
     warm: bool = True,
-    readonly: tuple[str, ...] = (),
+    readonly: tuple[str, ...] | None = None,
     compile_bytecode: bool = False,
     keep_workspace: bool = True,
 ) -> RunReport:
@@ -45,8 +46,10 @@ def run_tests(
     tags every record, so neither an old report nor one written by the code under test counts.
     `order` and `seed` set the test order and per-test random seed (see the adapters); `warm`
     False asks the backend for a cold interpreter (a fresh hash seed). `readonly` names
-    workspace paths the run may not change (see `RunSpec.readonly`). `compile_bytecode` makes
-    the run write the workspace's bytecode and collect instead of testing (see
+    workspace paths the run may not change (see `RunSpec.readonly`); by default the seed's
+    tests and the files configuring the run (`runners.protect`), as when the verifier grades.
+    `compile_bytecode` makes the run write the workspace's bytecode and collect instead of
+    testing (see
     `taskmint.validate.bytecode`). `keep_workspace` False: the caller deletes the workspace
     unread, so the run's changes need not be copied back to it.
 
@@ -125,12 +128,14 @@ def _execute(
     order: str = "declared",
     seed: int | None = None,
     warm: bool = True,
-    readonly: tuple[str, ...] = (),
+    readonly: tuple[str, ...] | None = None,
     compile_bytecode: bool = False,
     keep_workspace: bool = True,
     batch: dict[str, object] | None = None,
 ) -> tuple[RunResult, T]:
     adapter = adapter_for(manifest)
+    if readonly is None:
+        readonly = workspace_readonly(manifest, workspace)
     nonce = nonce or secrets.token_hex(16)
     report_dir = Path(tempfile.mkdtemp(prefix="taskmint-report-"))
     chan_dir = Path(tempfile.mkdtemp(prefix="taskmint-channel-"))  # never mounted

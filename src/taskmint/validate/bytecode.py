@@ -82,8 +82,15 @@ def _build(
     try:
         copy_tree(Path(seed.root), ws, seed.files)
         try:
+            # the one run that writes into the test folders: their pycs (`readonly=()`)
             report = run_tests(
-                sandbox, ws, seed.manifest, env, limits=limits, compile_bytecode=True
+                sandbox,
+                ws,
+                seed.manifest,
+                env,
+                limits=limits,
+                compile_bytecode=True,
+                readonly=(),
             )
         except SandboxError:
             return None

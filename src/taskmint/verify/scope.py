@@ -13,37 +13,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from taskmint.records import Task
+from taskmint.runners.protect import PROTECTED_NAMES
 
 __all__ = ["PROTECTED_NAMES", "PROTECTED_SUFFIXES", "filter_patch", "refusal"]
 
-# Files that configure the test run, the build, CI or the interpreter: never taken from a patch.
-PROTECTED_NAMES = frozenset(
-    {
-        "conftest.py",
-        "pytest.ini",
-        ".pytest.ini",
-        "pytest.toml",
-        ".pytest.toml",
-        "tox.ini",
-        "setup.cfg",
-        "pyproject.toml",
-        "setup.py",
-        "noxfile.py",
-        "taskmint.toml",
-        "package.json",
-        "package-lock.json",
-        "Makefile",
-        "makefile",
-        "Dockerfile",
-        ".coveragerc",
-        "sitecustomize.py",
-        "usercustomize.py",
-        "MANIFEST.in",
-        "requirements.txt",
-        ".gitlab-ci.yml",
-        ".travis.yml",
-    }
-)
 PROTECTED_SUFFIXES = frozenset({".pth", ".pyc", ".pyo", ".so", ".pyd", ".whl", ".egg", ".cfg"})
 _PROTECTED_DIRS = frozenset({".git", ".github", ".circleci", "__pycache__", ".pytest_cache"})
 _SECTION = re.compile(r"^diff --git ", re.MULTILINE)
