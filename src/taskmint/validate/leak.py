@@ -82,23 +82,35 @@ def _original_lines(seed: SeedApp) -> dict[str, set[str]]:
     }
 
 
-def _legit_lines(seed: SeedApp, candidate: Candidate, original: dict[str, set[str]]) -> set[str]:
-    """Lines of every source file as the policy sees it (the candidate's files broken).
+def _files_by_line(original: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Normalized line -> the source files holding it (once per seed)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for rel, lines in original.items():
+        for line in lines:
+            out[line].add(rel)
+    return out
 
-    Only the files the candidate edits are rebuilt; the others are as in `original`.
-    """
+
+def _legit_lines(
+    seed: SeedApp,
+    candidate: Candidate,
+    original: dict[str, set[str]],
+    by_line: dict[str, set[str]],
+) -> set[str]:
+    """The removed lines found in some source file as the policy sees it (the candidate's
+    files broken, every other file as in `original`): the only ones `distinctive_lines` needs
+    to know about. Only the edited files are rebuilt; the rest is a look-up per removed line,
+    whatever the size of the sources."""
     edited = set(candidate.files)
-    lines: set[str] = set()
-    for rel, file_lines in original.items():
-        if rel not in edited:
-            lines |= file_lines
+    removed = _normalized(candidate.removed_code)
+    lines = {line for line in removed if by_line.get(line, set()) - edited}
     ws = Path(tempfile.mkdtemp(prefix="taskmint-legit-"))
     try:
         copy_tree(Path(seed.root), ws, [f for f in seed.files if f in edited])
         apply_patch(ws, candidate.breaking_patch)
         for rel in edited & set(original):
             if (ws / rel).is_file():
-                lines |= _normalized((ws / rel).read_text("utf-8", "replace"))
+                lines |= removed & _normalized((ws / rel).read_text("utf-8", "replace"))
         return lines
     finally:
         shutil.rmtree(ws, ignore_errors=True)
@@ -116,8 +128,9 @@ def scan_for_leaks(
     needles: dict[str, set[str]] = defaultdict(set)
     owned: dict[str, int] = {}
     original = _original_lines(seed)
+    by_line = _files_by_line(original)
     for cand in candidates:
-        lines = distinctive_lines(cand, _legit_lines(seed, cand, original))
+        lines = distinctive_lines(cand, _legit_lines(seed, cand, original, by_line))
         owned[cand.candidate_id] = len(lines)
         for line in lines:
             needles[line].add(cand.candidate_id)
