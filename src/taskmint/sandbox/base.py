@@ -166,28 +166,34 @@ def protect_workspace(root: str, readonly: tuple[str, ...], uid: int) -> None:
         for i in range(len(parts)):
             ancestors.add(os.path.join(root, *parts[:i]))
 
-    def kept(path: str) -> bool:
-        return any(path == k or path.startswith(k + os.sep) for k in keep)
+    kept_dirs: set[str] = set()  # walked folders that are, or are inside, a kept path
 
-    def own(path: str, is_dir: bool) -> None:
+    def own(path: str, is_dir: bool, inside: bool) -> None:
         st = os.lstat(path)
+        kept = inside or path in keep
         if stat.S_ISLNK(st.st_mode):
-            os.lchown(path, uid if not kept(path) else 0, uid if not kept(path) else 0)
+            os.lchown(path, 0 if kept else uid, 0 if kept else uid)
         elif path in ancestors:
             os.chown(path, 0, 0)
             os.chmod(path, 0o1777)
-        elif kept(path):
+        elif kept:
             os.chown(path, 0, 0)
             os.chmod(path, 0o755 if is_dir else (0o755 if st.st_mode & 0o111 else 0o644))
         else:
             os.chown(path, uid, uid)
 
-    own(root, True)
+    own(root, True, False)
+    if root in keep:
+        kept_dirs.add(root)
     for dirpath, dirnames, filenames in os.walk(root):
+        inside = dirpath in kept_dirs
         for name in dirnames:
-            own(os.path.join(dirpath, name), True)
+            path = os.path.join(dirpath, name)
+            own(path, True, inside)
+            if inside or path in keep:
+                kept_dirs.add(path)
         for name in filenames:
-            own(os.path.join(dirpath, name), False)
+            own(os.path.join(dirpath, name), False, inside)
 
 
 def mount_tmpfs(path: str, size: int) -> None:
