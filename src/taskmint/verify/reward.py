@@ -10,6 +10,7 @@ ids. The diff is also scanned statically (`verify.scan`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -81,6 +82,7 @@ _ARTEFACT_DIRS = frozenset(
 _ARTEFACT_NAMES = frozenset({".coverage", "coverage.xml", ".noseids"})
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _artefact(rel: str) -> bool:
     """Whether a seed file is a build, cache or VCS artefact (which could hold the answer)."""
     p = PurePosixPath(rel)
@@ -95,12 +97,17 @@ def _artefact(rel: str) -> bool:
 
 def _protected_files(seed: SeedApp, task: Task) -> list[str]:
     """The seed's tests and every file that configures the test run or the interpreter."""
-    return [
+    return list(_protected(seed.files, task.test_paths))
+
+
+@functools.lru_cache(maxsize=64)
+def _protected(files: tuple[str, ...], test_paths: tuple[str, ...]) -> tuple[str, ...]:
+    prefixes = tuple(t.rstrip("/") + "/" for t in test_paths)
+    return tuple(
         f
-        for f in seed.files
-        if PurePosixPath(f).name in PROTECTED_NAMES
-        or any(f == t or f.startswith(t.rstrip("/") + "/") for t in task.test_paths)
-    ]
+        for f in files
+        if f.rsplit("/", 1)[-1] in PROTECTED_NAMES or f in test_paths or f.startswith(prefixes)
+    )
 
 
 def _digest(ws: Path, rels: list[str]) -> str:
