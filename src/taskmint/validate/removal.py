@@ -139,6 +139,15 @@ class _Occurrences:
     variable: dict[int, frozenset[str]]
     attribute: dict[int, frozenset[str]]
     dynamic: frozenset[int]  # lines that look names up dynamically (case 3)
+    by_name: dict[str, frozenset[int]]  # name -> the lines looking it up either way
+
+    def lines_naming(self, names: Iterable[str]) -> set[int]:
+        """The lines that look up one of `names` or look names up dynamically: every line
+        `_Mentions.line` or `_dynamic_line` can say yes to, found per name, not per line."""
+        out = set(self.dynamic)
+        for name in names:
+            out |= self.by_name.get(name, frozenset())
+        return out
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -246,10 +255,16 @@ def _occurrences(path: str) -> _Occurrences | None:
         visit(tree, 1)
     except RecursionError:
         return None
+    by_name: dict[str, set[int]] = {}
+    for table in (variable, attribute):
+        for line, found in table.items():
+            for name in found:
+                by_name.setdefault(name, set()).add(line)
     return _Occurrences(
         {k: frozenset(v) for k, v in variable.items()},
         {k: frozenset(v) for k, v in attribute.items()},
         frozenset(dynamic),
+        {k: frozenset(v) for k, v in by_name.items()},
     )
 
 
@@ -544,7 +559,19 @@ def select_for_removal(
 
     lines_by_file: dict[str, set[int]] = {}
     for file, per_line in cmap.lines.items():
-        for line in per_line:
+        # Only the lines that can answer yes are looked at: those inside a removed definition
+        # and, when the file parses, those naming a removed name or looking names up
+        # dynamically (found per name); every covered line of a file that does not parse.
+        occ = _occurrences(os.path.join(root, file))
+        if occ is None:
+            maybe: Iterable[int] = per_line
+        else:
+            maybe = occ.lines_naming(mentions.names)
+            for first, last, _header in spans.get(file, ()):
+                maybe.update(range(first, last + 1))
+        for line in sorted(maybe):
+            if line not in per_line:
+                continue
             in_removed = False
             for first, last, header in spans.get(file, ()):
                 if first <= line <= last:
