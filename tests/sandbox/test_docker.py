@@ -6,10 +6,10 @@ through scripts/build-base-image.sh), the tiny seed's environment image once per
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import dataclasses
 import os
+import signal
 import socket
 import sys
 import threading
@@ -331,11 +331,20 @@ open("/run/taskmint/forged", "w").write("x")
 
 def test_interrupt_removes_the_container(base_image, tiny_env, tmp_path):
     sb = DockerSandbox(options=DockerOptions(base_image=base_image, warm=1))
-    timer = threading.Timer(2.0, _thread.interrupt_main)
+    # A real SIGINT, as Ctrl-C sends (it also wakes a blocking system call, which
+    # `_thread.interrupt_main` does not), under Python's default handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        run_py(sb, tiny_env, tmp_path, "import time; time.sleep(60)")
-    timer.cancel()
+    result = None
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            result = run_py(sb, tiny_env, tmp_path, "import time; time.sleep(60)")
+    except pytest.fail.Exception:
+        pytest.fail(f"the run was not interrupted: it returned {result!r}")
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert containers(sb) == []
     sb.run(py_spec(tiny_env, tmp_path / "again", "print(1)"))
     assert len(containers(sb)) == 1  # the warm one
