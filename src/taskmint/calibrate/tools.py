@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -25,6 +24,7 @@ from taskmint.patches import apply_patch, unified_diff
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch
 
 __all__ = [
     "TOOL_SPECS",
@@ -174,7 +174,7 @@ class SandboxTests:
                     f"{list(selection)}; give test ids (path::name) or test files"
                 )
             ids = tuple(dict.fromkeys(chosen))
-        copy = Path(tempfile.mkdtemp(prefix="taskmint-agent-run-"))
+        copy = make_scratch("taskmint-agent-run-")
         try:
             shutil.copytree(workspace, copy / "ws", symlinks=True)
             report = run_tests(

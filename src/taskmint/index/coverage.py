@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from taskmint.records import Environment, SeedApp, stable_id
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import WORKSPACE, Sandbox
+from taskmint.scratch import make_scratch
 
 __all__ = ["CoverageMap", "coverage_map"]
 
@@ -350,7 +350,7 @@ def coverage_map(
         if cache_dir is not None
         else None
     )
-    work = Path(tempfile.mkdtemp(prefix="taskmint-cov-"))
+    work = make_scratch("taskmint-cov-")
     try:
         ws = work / "ws"
         copy_tree(Path(seed.root), ws, seed.files)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -16,6 +15,7 @@ from taskmint.runners.adapters import Adapter, PytestAdapter, adapter_for
 from taskmint.runners.protect import workspace_readonly
 from taskmint.runners.report import BatchReport, parse_pytest_batch
 from taskmint.sandbox.base import RunResult, RunSpec, Sandbox
+from taskmint.scratch import make_scratch
 
 T = TypeVar("T")
 
@@ -137,8 +137,8 @@ def _execute(
     if readonly is None:
         readonly = workspace_readonly(manifest, workspace)
     nonce = nonce or secrets.token_hex(16)
-    report_dir = Path(tempfile.mkdtemp(prefix="taskmint-report-"))
-    chan_dir = Path(tempfile.mkdtemp(prefix="taskmint-channel-"))  # never mounted
+    report_dir = make_scratch("taskmint-report-")
+    chan_dir = make_scratch("taskmint-channel-")  # never mounted
     channel = isinstance(adapter, PytestAdapter) and sandbox.supports_channel
     try:
         if not channel:

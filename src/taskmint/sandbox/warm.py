@@ -50,6 +50,7 @@ from taskmint.sandbox.base import (
     replace_with,
     unmount,
 )
+from taskmint.scratch import make_scratch
 
 __all__ = ["SERVER_CAPS", "ForkServer", "WarmPool", "WarmUnavailable", "shared_pool"]
 
@@ -115,7 +116,7 @@ class ForkServer:
         memory_bytes: int = 0,
     ) -> None:
         self.python = python
-        self.spool = Path(tempfile.mkdtemp(prefix="taskmint-spool-"))
+        self.spool = make_scratch("taskmint-spool-")
         os.chmod(self.spool, 0o755)
         self.capped = False
         if spool_bytes:

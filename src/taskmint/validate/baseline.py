@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -26,6 +25,7 @@ from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
 from taskmint.runners.execute import run_batch
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch
 from taskmint.validate.bytecode import build_bytecode, install_bytecode
 
 __all__ = ["Baseline", "RunPlan", "cut_suite", "run_baseline", "run_plan", "seed_report"]
@@ -122,7 +122,7 @@ class Baseline:
 
 
 def _workspace(seed: SeedApp, bytecode: Path | None) -> Path:
-    ws = Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
+    ws = make_scratch("taskmint-ws-")
     copy_tree(Path(seed.root), ws, seed.files)
     install_bytecode(ws, bytecode)
     return ws

@@ -44,6 +44,7 @@ from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch
 
 __all__ = ["build_bytecode", "bytecode_dir", "install_bytecode"]
 
@@ -77,7 +78,7 @@ def _build(
     seed: SeedApp, env: Environment, sandbox: Sandbox, limits: Limits, final: Path
 ) -> Path | None:
     final.parent.mkdir(parents=True, exist_ok=True)
-    ws = Path(tempfile.mkdtemp(prefix="taskmint-compile-"))
+    ws = make_scratch("taskmint-compile-")
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
         copy_tree(Path(seed.root), ws, seed.files)

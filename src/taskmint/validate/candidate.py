@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch
 from taskmint.validate.baseline import Baseline, run_plan
 from taskmint.validate.bytecode import install_bytecode
 from taskmint.validate.selection import select_tests
@@ -33,7 +33,7 @@ def materialize(
 ) -> Path:
     """A fresh copy of the seed's snapshot with `patch` applied (the caller removes it), with
     the snapshot's cached bytecode for the files the patch leaves alone (`install_bytecode`)."""
-    ws = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
+    ws = Path(dest) if dest is not None else make_scratch("taskmint-ws-")
     copy_tree(Path(seed.root), ws, seed.files)
     apply_patch(ws, patch)
     install_bytecode(ws, bytecode, patch)

@@ -42,6 +42,7 @@ from taskmint.runners.adapters import PytestAdapter, adapter_for
 from taskmint.runners.execute import run_batch
 from taskmint.runners.report import BatchReport
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch, scratch_dir
 from taskmint.validate.baseline import Baseline, run_plan
 from taskmint.validate.bytecode import install_bytecode
 from taskmint.validate.candidate import (
@@ -94,7 +95,7 @@ def unforkable(candidate: Candidate, cmap: CoverageMap, selected: tuple[str, ...
 def broken_files(seed: SeedApp, candidate: Candidate) -> list[tuple[str, bytes]]:
     """(path, bytes) of every file the breaking patch changes, as it leaves them."""
     paths = [c.old_path for c in file_changes(candidate.breaking_patch) if c.old_path]
-    with tempfile.TemporaryDirectory(prefix="taskmint-broken-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="taskmint-broken-", dir=scratch_dir()) as tmp:
         for rel in paths:
             dest = Path(tmp, rel)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -255,7 +256,7 @@ def _run_batch(
     batch_limits = limits.with_wall(whole + runs * sum(walls))
     union = tuple(sorted({t for item in served for t in item.request}))
     bytecode = Path(baseline.bytecode) if baseline.bytecode else None
-    ws = Path(tempfile.mkdtemp(prefix="taskmint-ws-"))
+    ws = make_scratch("taskmint-ws-")
     try:
         if tree:
             materialize(seed, tree, dest=ws, bytecode=bytecode)

@@ -16,7 +16,6 @@ itself.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp
 from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Mount, RunSpec, Sandbox
+from taskmint.scratch import make_scratch
 
 __all__ = [
     "MIN_LONE_NEEDLE_CHARS",
@@ -104,7 +104,7 @@ def _legit_lines(
     edited = set(candidate.files)
     removed = _normalized(candidate.removed_code)
     lines = {line for line in removed if by_line.get(line, set()) - edited}
-    ws = Path(tempfile.mkdtemp(prefix="taskmint-legit-"))
+    ws = make_scratch("taskmint-legit-")
     try:
         copy_tree(Path(seed.root), ws, [f for f in seed.files if f in edited])
         apply_patch(ws, candidate.breaking_patch)
@@ -137,7 +137,7 @@ def scan_for_leaks(
     if not needles:
         return {}
     sources = set(source_files(seed))
-    work = Path(tempfile.mkdtemp(prefix="taskmint-leak-"))
+    work = make_scratch("taskmint-leak-")
     try:
         ws, needle_dir = work / "ws", work / "needles"
         copy_tree(Path(seed.root), ws, [f for f in seed.files if f not in sources])

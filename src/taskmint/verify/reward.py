@@ -14,7 +14,6 @@ import functools
 import hashlib
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
@@ -25,6 +24,7 @@ from taskmint.patches import apply_patch
 from taskmint.records import Environment, Reward, RunReport, SeedApp, Task
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch
 from taskmint.verify.canary import canary_verdict, plant_canaries
 from taskmint.verify.hidden import strip_hidden
 from taskmint.verify.scan import scan_patch
@@ -204,7 +204,7 @@ def verify(
     kept, rejected = filter_patch(patch, task)
     findings = scan_patch(kept)
     common: dict[str, object] = {"rejected_paths": rejected, "findings": findings}
-    ws = Path(tempfile.mkdtemp(prefix="taskmint-verify-"))
+    ws = make_scratch("taskmint-verify-")
     try:
         copy_tree(Path(seed.root), ws, [f for f in seed.files if not _artefact(f)])
         apply_patch(ws, task.breaking_patch)
