@@ -23,8 +23,11 @@ from taskmint.config import Limits
 from taskmint.envs import build_environment, venv
 from taskmint.excise import excise
 from taskmint.index import index_seed
-from taskmint.pipeline import older_pytest
+from taskmint.pipeline import mint_candidate, older_pytest
+from taskmint.records import RunReport, TestResult
 from taskmint.validate import run_baseline, validate_candidate
+from taskmint.verify import verify
+from taskmint.verify.canary import Canaries, canary_verdict
 from tests.conftest import LIMITS, SEEDS
 from tests.plain import plain_pytest
 
@@ -130,3 +133,54 @@ def test_a_suite_that_breaks_on_pytest_itself_runs_under_an_older_pytest(cache_d
     # the environment holds the newest pytest of the previous major
     assert f"pytest{seed.manifest.pytest}" in " ".join(venv.test_tools(seed.manifest))
     assert older_pytest(seed.manifest, baseline) is None
+
+
+def test_tasks_of_a_suite_whose_conftest_parametrizes_every_test_verify(
+    cache_dir, sandbox, pipeline_config
+):
+    """markupsafe's conftest has an autouse fixture with params: the verifier's canary tests
+    are parametrized too, so they are selected and judged over their variants (20 of 24
+    markupsafe candidates failed their reference check as "tampered" before)."""
+    seed = acquire(SEEDS / "autoparam", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=2, limits=LIMITS)
+    assert baseline.usable, baseline.reason
+    assert "tests/test_apkg.py::test_shout[native]" in baseline.stable_passed
+    made = excise(seed, index_seed(seed), max_candidates=6).candidates
+    assert made
+    results = [mint_candidate(c, seed, env, baseline, sandbox, pipeline_config) for c in made]
+    assert all("tampered" not in r.verdict.reason for r in results), [
+        r.verdict.reason for r in results
+    ]
+    tasks = [r.task for r in results if r.task is not None]
+    assert tasks, [r.verdict.reason for r in results]
+    # a wrong fix still gets 0
+    task = tasks[0]
+    assert verify(task, "", seed=seed, env=env, sandbox=sandbox).reward == 0.0
+    assert verify(task, task.patch, seed=seed, env=env, sandbox=sandbox).reward == 1.0
+
+
+@pytest.mark.parametrize(
+    ("fail_variants", "verdict"),
+    [
+        ({"[native]": "failed", "[speedups]": "skipped"}, None),
+        ({"[native]": "skipped", "[speedups]": "skipped"}, "must-fail canary came out skipped"),
+        ({"[native]": "passed", "[speedups]": "skipped"}, "must-fail canary came out passed"),
+        ({"[native]": "failed", "[speedups]": "passed"}, "must-fail canary came out passed"),
+        ({}, "must-fail canary came out missing"),
+    ],
+)
+def test_parametrized_canaries_are_judged_over_their_variants(fail_variants, verdict):
+    canaries = Canaries(
+        path="tests/test_c.py",
+        must_pass="tests/test_c.py::test_p",
+        must_fail="tests/test_c.py::test_f",
+    )
+    results = [TestResult(test_id="tests/test_c.py::test_p[native]", outcome="passed")]
+    results += [
+        TestResult(test_id=f"tests/test_c.py::test_f{v}", outcome=o)  # type: ignore[arg-type]
+        for v, o in fail_variants.items()
+    ]
+    report = RunReport(results=tuple(results), complete=True)
+    got = canary_verdict(report, canaries)
+    assert (got is None) if verdict is None else (verdict in (got or ""))

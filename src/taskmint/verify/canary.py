@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,14 +67,31 @@ def canary_verdict(report: RunReport, canaries: Canaries) -> str | None:
     """None if both canaries came out as they must, else what went wrong.
 
     Only a complete report is judged: a run that stopped early already gets 0 and says why.
+    A canary the project's fixtures parametrize (an autouse fixture with params in a conftest
+    of the test folder) is judged over its variants: each must come out as it must or as the
+    project's own skip of that variant, and at least one as it must.
     """
     if not report.complete:
         return None
     outcomes = report.outcome_map()
-    got_pass = outcomes.get(canaries.must_pass, "missing")
-    got_fail = outcomes.get(canaries.must_fail, "missing")
-    if got_fail != "failed":
+    got_fail = _came_out(outcomes, canaries.must_fail, "failed")
+    if got_fail is not None:
         return f"the must-fail canary came out {got_fail}"
-    if got_pass != "passed":
+    got_pass = _came_out(outcomes, canaries.must_pass, "passed")
+    if got_pass is not None:
         return f"the must-pass canary came out {got_pass}"
     return None
+
+
+def _came_out(outcomes: Mapping[str, str], test_id: str, wanted: str) -> str | None:
+    """None when `test_id` (or its variants) came out `wanted`, else what it came out."""
+    if test_id in outcomes:
+        got = [outcomes[test_id]]
+    else:
+        got = [o for t, o in outcomes.items() if t.startswith(test_id + "[")]
+    if not got:
+        return "missing"
+    wrong = [o for o in got if o not in (wanted, "skipped")]
+    if wrong:
+        return wrong[0]
+    return None if wanted in got else got[0]

@@ -356,6 +356,10 @@ def _crash_only() -> object:
     return apply
 
 
+def _selected(nodeid: str, select: set[str]) -> bool:
+    return nodeid in select or ("[" in nodeid and nodeid.split("[", 1)[0] in select)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):  # type: ignore[no-untyped-def]
     """Keep only the selected tests, when a selection was given; cheap failure reports.
@@ -364,8 +368,11 @@ def pytest_collection_modifyitems(session, config, items):  # type: ignore[no-un
     run, so a selection only ever narrows what the project itself would run."""
     select = _state["select"]
     if select is not None:
-        keep = [item for item in items if item.nodeid in select]
-        drop = [item for item in items if item.nodeid not in select]
+        # An id without parameters also selects the variants the project's fixtures make of
+        # it (an autouse fixture with params in a conftest parametrizes every test beside it,
+        # the canaries too); an id with parameters selects itself alone.
+        keep = [item for item in items if _selected(item.nodeid, select)]
+        drop = [item for item in items if not _selected(item.nodeid, select)]
         if drop:
             _state["ours"] = True
             try:
