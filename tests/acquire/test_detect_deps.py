@@ -425,3 +425,17 @@ def test_run_pytest_must_be_a_version_specifier():
     assert parse_manifest(base + '[run]\npytest = "< 9"\n').pytest == "<9"
     with pytest.raises(ManifestError, match=r"run\.pytest"):
         parse_manifest(base + '[run]\npytest = "nine"\n')
+
+
+def test_a_pytest_constraint_that_allows_no_pytest_taskmint_can_run_is_dropped(tmp_path):
+    """pyrsistent 0.20.0 pins `pytest<7`: with taskmint's floor (8.0) no pytest satisfies
+    both, so the environment could not be built; the pin is an old one, and the suite runs
+    under taskmint's pytest instead (older ones are tried if it breaks there)."""
+    layout = {"wid/__init__.py": "", "tests/test_wid.py": "def test_x():\n    pass\n"}
+    for pin, kept in (("pytest<7", ""), ("pytest==6.2.5", ""), ("pytest==8.3.5", "==8.3.5")):
+        groups = f'[dependency-groups]\ntest = ["{pin}"]\n'
+        tree = _tree(
+            tmp_path / pin.replace("<", "lt").replace("=", "eq"),
+            {**layout, "pyproject.toml": groups},
+        )
+        assert detect_manifest(tree, name="wid").pytest == kept, pin

@@ -47,3 +47,17 @@ def test_the_seed_itself_is_never_installed(tmp_path):
         build_environment(manifest, cache_dir=tmp_path)
     assert not list((tmp_path / "envs").glob("py-*/READY"))
     assert list((tmp_path / "wheelhouse").glob("six-*.whl"))  # it came from the wheelhouse
+
+
+def test_a_dependency_of_pytest_as_a_seed_is_refused_saying_so(tmp_path):
+    """pluggy (or packaging, pygments) as a seed: pytest, which runs the tests, pulls it in."""
+    manifest = SeedManifest(
+        name="iniconfig",
+        language="python",
+        source_paths=("src/iniconfig",),
+        test_paths=("testing",),
+        runner="pytest",
+        pythonpath=("src",),
+    )
+    with pytest.raises(EnvironmentBuildError, match="pytest itself depends on iniconfig"):
+        build_environment(manifest, cache_dir=tmp_path)

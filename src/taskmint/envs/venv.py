@@ -170,11 +170,27 @@ def _check_no_seed_copy(final: Path, manifest: SeedManifest) -> None:
             name = re.sub(r"[-_.]+", "-", stem.split("-")[0] if entry.suffix else stem).lower()
             if name in own:
                 shutil.rmtree(final, ignore_errors=True)
+                if name in _runner_dependencies():
+                    raise EnvironmentBuildError(
+                        f"pytest itself depends on {name}: the environment that runs the "
+                        f"tests would hold an installed copy of the seed ({entry.name}), whose "
+                        "code a policy could read; a dependency of the test runner cannot be "
+                        "a seed yet"
+                    )
                 raise EnvironmentBuildError(
                     f"the environment of {manifest.name} would hold an installed copy of the "
                     f"seed ({entry.name}, pulled in by a dependency); drop that dependency from "
                     "taskmint.toml"
                 )
+
+
+def _runner_dependencies() -> set[str]:
+    """The distributions pytest needs (as taskmint's own pytest declares them)."""
+    found = set()
+    for req in importlib.metadata.requires("pytest") or ():
+        if "extra ==" not in req:
+            found.add(_requirement_name(req))
+    return found
 
 
 def _build_venv(
