@@ -77,6 +77,27 @@ def test_collection_errors_are_recorded(tiny_seed, tiny_env, sandbox, tmp_path):
     assert report.outcome_map()["tests/test_text.py::test_word_counts_counts_repeats"] == "passed"
 
 
+def test_the_standard_librarys_test_package_is_there_and_site_packages_is_not(
+    tiny_seed, tiny_env, sandbox, tmp_path
+):
+    """Tests import `test.support` as they do outside (zipp's, through jaraco.test); the
+    interpreter's own site-packages (other projects' packages) stays hidden."""
+    major, minor = tiny_env.python_version.split(".")[:2]
+    lib = f"{tiny_env.interpreter_prefix}/lib/python{major}.{minor}"
+    probe = (
+        "import os\n"
+        "from test.support import os_helper\n\n\n"
+        "def test_stdlib_test_package():\n"
+        "    assert callable(os_helper.temp_dir)\n\n\n"
+        "def test_no_interpreter_site_packages():\n"
+        f"    assert not os.listdir({lib + '/site-packages'!r})\n"
+    )
+    report = _run(tiny_seed, tiny_env, sandbox, tmp_path, {"tests/test_std.py": probe})
+    outcomes = report.outcome_map()
+    assert outcomes["tests/test_std.py::test_stdlib_test_package"] == "passed", report
+    assert outcomes["tests/test_std.py::test_no_interpreter_site_packages"] == "passed"
+
+
 def test_selected_ids_only(tiny_seed, tiny_env, sandbox, tmp_path):
     ws = tmp_path / "ws"
     copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)

@@ -332,8 +332,9 @@ def coverage_map(
         # they start are measured (only unmeasured ones make a test `spawned`); -m5: node maps
         # record the scripts each process loaded; -m6: tests that leave state behind share
         # their lines, and caches empty after collection are emptied before each test; -m7: the
-        # tests and the run's configuration are read-only (`runners.protect`)
-        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m7"
+        # tests and the run's configuration are read-only (`runners.protect`); -m8: the
+        # standard library's `test` package is visible (`PytestAdapter.mounts`)
+        key = f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-m8"
         if tests is not None:
             key += "-" + stable_id(*tests)
         cache_file = Path(cache_dir) / "coverage" / f"{key}.json"

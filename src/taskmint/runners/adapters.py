@@ -136,13 +136,14 @@ class PytestAdapter(Adapter):
         mounts = super().mounts(env)
         mounts.append(Mount(source=env.prefix, target=VENV_DIR))
         if env.python_version:
-            # The interpreter's own site-packages (other projects' packages) and its test suite
-            # are not part of any seed's environment.
+            # The interpreter's own site-packages (other projects' packages) are not part of
+            # any seed's environment. Its `test` package stays: it is the standard library's,
+            # and tests import `test.support` from it as they do outside (zipp, through
+            # jaraco.test).
             major, minor = env.python_version.split(".")[:2]
             lib = f"{env.interpreter_prefix}/lib/python{major}.{minor}"
-            for hidden in ("site-packages", "test"):
-                if Path(lib, hidden).is_dir():
-                    mounts.append(Mount(source=str(_empty_dir()), target=f"{lib}/{hidden}"))
+            if Path(lib, "site-packages").is_dir():
+                mounts.append(Mount(source=str(_empty_dir()), target=f"{lib}/site-packages"))
         return mounts
 
     def command(

@@ -154,7 +154,7 @@ def run_baseline(
     cache_file = None
     if cache_dir is not None:
         key = (
-            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p6"
+            f"{seed.snapshot_id}-{env.env_id}-{runner_fingerprint()}-{runs}-p7"
             f"-t{min_tests}-{max_tests or 0}"
         )
         cache_file = Path(cache_dir) / "baselines" / f"{key}.json"
