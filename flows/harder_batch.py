@@ -45,13 +45,14 @@ from flows.refresh import (
     publish_task,
     spend_of,
 )
-from flows.runtime import make_task_runner
+from flows.runtime import describe_error, make_task_runner
 from flows.summary import publish_artifacts, summary_markdown, summary_rows
 from taskmint.acquire.sources import load_seed_sources
 from taskmint.calibrate import DifficultyPredictor, fit_predictor
 from taskmint.config import Knobs, PipelineConfig
 from taskmint.errors import TaskmintError
 from taskmint.excise import ExciseResult
+from taskmint.lifecycle import reclaim_signals
 from taskmint.pipeline import MintResult, SeedSummary, summarize_seed
 from taskmint.records import Candidate, Task
 
@@ -257,6 +258,7 @@ def _bands(config: PipelineConfig) -> tuple[tuple[str, float], ...]:
 
 
 def _harder(request: HarderRequest, config: PipelineConfig) -> HarderResult:
+    reclaim_signals()  # the CLI's prompt stop, not the flow engine's wind-down
     logger = get_run_logger()
     started = time.monotonic()
     if request.strategies is not None:
@@ -281,8 +283,8 @@ def _harder(request: HarderRequest, config: PipelineConfig) -> HarderResult:
                 logger.error("[%s] original suite unusable: %s", seed.name, baseline.reason)
                 continue
             cmap = coverage_task(seed, env, config)
-        except TaskmintError as exc:
-            logger.error("seed %s skipped: %s", source.label, exc)
+        except Exception as exc:  # one seed's failure is its own: logged, the others go on
+            logger.error("seed %s skipped: %s", source.label, describe_error(exc))
             continue
         prepared.append((seed, env, index, baseline, cmap))
     found: dict[str, Task] = {}

@@ -23,7 +23,14 @@ from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
 
 from flows.resume import ResultStore, config_fingerprint, content_key
-from flows.runtime import infra_task, is_infrastructure_error, make_task_runner, slot
+from flows.runtime import (
+    describe_error,
+    failure_verdict,
+    infra_task,
+    is_infrastructure_error,
+    make_task_runner,
+    slot,
+)
 from flows.summary import publish_artifacts, summary_markdown, summary_rows
 from taskmint.acquire.sources import SeedSource, acquire_source, load_seed_sources
 from taskmint.alerts import AlertConfig, post_alert, should_alert
@@ -34,6 +41,7 @@ from taskmint.errors import SandboxError, TaskmintError
 from taskmint.excise import ExciseResult, excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import CoverageMap, coverage_map
+from taskmint.lifecycle import reclaim_signals
 from taskmint.pipeline import (
     MintResult,
     SeedSummary,
@@ -273,7 +281,9 @@ def calibrate_task(
 
     def run() -> tuple[list[Task], list[str]]:
         with slot("model"), open_sandbox(config.sandbox) as sandbox:
-            return calibrate_with_models(tasks, seed, env, sandbox, config, environ=os.environ)
+            return calibrate_with_models(
+                tasks, seed, env, sandbox, config, environ=os.environ, store=result_store(config)
+            )
 
     calibrated, errors = result_store(config).cached(key, run)
     for error in errors[:20]:
@@ -307,19 +317,28 @@ class _SeedOutcome:
 
 
 def _collect(futures: list[Any], candidates: list[Candidate]) -> list[MintResult]:
-    """Each candidate's result; one whose retries ran out becomes a `sandbox_error` verdict."""
+    """Each candidate's result; one whose task raised becomes a verdict saying what it raised
+    (`failure_verdict`: `sandbox_error` for infrastructure after its retries, else
+    `internal_error`)."""
     out = []
     for candidate, future in zip(candidates, futures, strict=True):
         value = future.result(raise_on_failure=False)
         if isinstance(value, BaseException):
-            verdict = Verdict(
-                candidate_id=candidate.candidate_id,
-                status="sandbox_error",
-                reason=f"infrastructure error after retries: {value}",
-            )
-            out.append(MintResult(verdict=verdict))
+            out.append(MintResult(verdict=failure_verdict(candidate.candidate_id, value)))
         else:
             out.append(value)
+    return out
+
+
+def _unscanned(results: list[MintResult], exc: BaseException) -> list[MintResult]:
+    """The results with every accepted task turned into the failure of the leak scan that
+    could not vouch for it (`failure_verdict`)."""
+    out = []
+    for r in results:
+        if r.task is None:
+            out.append(r)
+        else:
+            out.append(MintResult(verdict=failure_verdict(r.verdict.candidate_id, exc)))
     return out
 
 
@@ -376,9 +395,10 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
             # the whole suite's coverage run waited for a test that hangs: again without it
             cmap = coverage_task(seed, env, config, baseline.full_request)
         excised = excise_task(seed, index, config, cmap)
-    except TaskmintError as exc:
-        logger.error("seed %s skipped: %s", source.label, exc)
-        summary = summarize_seed(source.label, [], started, error=str(exc))
+    except Exception as exc:  # one seed's failure is its own: recorded, the others go on
+        reason = str(exc) if isinstance(exc, TaskmintError) else describe_error(exc)
+        logger.error("seed %s skipped: %s", source.label, reason)
+        summary = summarize_seed(source.label, [], started, error=reason)
         lost = int(is_infrastructure_error(exc))  # a seed lost to infrastructure counts too
         return _SeedOutcome(summary, [], None, items=lost, infra_errors=lost)
     logger.info(
@@ -405,7 +425,7 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
     candidates = list(excised.candidates)
     try:
         verdicts = validate_task(candidates, seed, env, baseline, config, cmap)
-    except TaskmintError as exc:  # each mint task then validates its own candidate
+    except Exception as exc:  # each mint task then validates its own candidate
         logger.warning("[%s] batch validation failed, validating one by one: %s", seed.name, exc)
         verdicts = {}
     futures = mint_task.map(
@@ -419,12 +439,19 @@ def _one_seed(source: SeedSource, config: PipelineConfig) -> _SeedOutcome:
     )
     results = _collect(list(futures), candidates)
     by_id = {c.candidate_id: c for c in excised.candidates}
-    results = leak_task(results, by_id, seed, env, config)
+    try:
+        results = leak_task(results, by_id, seed, env, config)
+    except Exception as exc:  # the scan could not run: its tasks cannot be vouched for
+        results = _unscanned(results, exc)
     tasks = [r.task for r in results if r.task is not None]
     items = len(results)
     infra = sum(r.verdict.status == "sandbox_error" for r in results)
     if config.models is not None and tasks:
-        tasks, attempts, lost = calibrate_task(tasks, seed, env, config)
+        try:
+            tasks, attempts, lost = calibrate_task(tasks, seed, env, config)
+        except Exception as exc:  # a bug or an outage in calibration: the tasks stay
+            logger.error("[%s] calibration failed: %s", seed.name, describe_error(exc))
+            attempts = lost = 1
         items += attempts
         infra += lost
     summary = summarize_seed(
@@ -502,6 +529,7 @@ def refresh(config: PipelineConfig) -> RefreshResult:
 
 
 def _refresh(config: PipelineConfig) -> RefreshResult:
+    reclaim_signals()  # the CLI's prompt stop, not the flow engine's wind-down
     started = time.monotonic()
     summaries: list[SeedSummary] = []
     tasks: list[Task] = []

@@ -2,8 +2,9 @@
 finished work.
 
 A key is the SHA-256 of what decides a result: the seed snapshot's id (itself a content hash
-of the seed's files), the candidate id (a hash of the edit) and the config fields that change
-verdicts (`config_fingerprint`; not the output folder, the worker count or the dataset name).
+of the seed's files), the candidate id (a hash of the edit) and the config fields that can
+change a result (`config_fingerprint` over the allow-list `VERDICT_FIELDS`; not the output
+folder, the worker count, the candidate budget or the alert webhook).
 Each result is pickled to `<root>/<key[:2]>/<key>.pkl`, written to a temporary file and renamed,
 so a process killed mid-write leaves no half result: a file is either whole or absent. A file
 that cannot be read back (a different taskmint version's record layout) is a miss, redone.
@@ -23,13 +24,48 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from taskmint.config import PipelineConfig
+from taskmint.lifecycle import stopping, track_path
 
-__all__ = ["ResultStore", "config_fingerprint", "content_key"]
+__all__ = ["OTHER_FIELDS", "VERDICT_FIELDS", "ResultStore", "config_fingerprint", "content_key"]
 
 T = TypeVar("T")
 
-# Fields that change no verdict: where output goes, how many workers, the dataset's name.
-_IRRELEVANT = {"output_root", "workers", "dataset_name", "shard_rows", "seeds_manifest"}
+# The config fields that can change a stored result (a verdict, a task's text, its calibration
+# rows): the resume key hashes these and nothing else. Every field of `PipelineConfig` is in
+# exactly one of the two sets (a test checks it), so a new field is placed deliberately.
+VERDICT_FIELDS = frozenset(
+    {
+        "sandbox",  # backend and limits: what a run can do in time and memory
+        "original_runs",  # the baseline: which tests are stable
+        "broken_runs",
+        "min_tests",
+        "max_tests",
+        "random_seed",  # seeds the choice of hidden tests
+        "reference_solvers",  # the reference calibration rows
+        "verify",  # how the references are graded
+        "models",  # the calibration models and the describe model (file contents too)
+        "describe_model",
+        "statement_style",
+        "bands",
+    }
+)
+# Fields that change which candidates are made, where output goes or how the run is carried
+# out, never the result a candidate gets (a candidate's id is the hash of its edit).
+OTHER_FIELDS = frozenset(
+    {
+        "output_root",
+        "dataset_name",
+        "seeds_manifest",  # the seed's snapshot id is in the key instead
+        "shard_rows",
+        "workers",
+        "max_candidates_per_seed",
+        "min_body_lines",
+        "strategies",
+        "knobs",
+        "alert_webhook",
+        "infra_error_threshold",
+    }
+)
 
 
 def _canonical(value: Any) -> Any:
@@ -46,11 +82,7 @@ def _canonical(value: Any) -> Any:
 
 def config_fingerprint(config: PipelineConfig) -> str:
     """A hash of the config fields that decide results (and of the models file's contents)."""
-    data = {
-        f.name: _canonical(getattr(config, f.name))
-        for f in dataclasses.fields(config)
-        if f.name not in _IRRELEVANT
-    }
+    data = {name: _canonical(getattr(config, name)) for name in sorted(VERDICT_FIELDS)}
     if config.models is not None:
         try:
             data["models_contents"] = hashlib.sha256(config.models.read_bytes()).hexdigest()
@@ -104,15 +136,22 @@ class ResultStore:
         return self._path(key).is_file()
 
     def put(self, key: str, value: Any) -> None:
-        """Store atomically (temporary file, fsync, rename)."""
+        """Store atomically (temporary file, fsync, rename); nothing once the process is
+        stopping on a signal (`taskmint.lifecycle.stopping`): a result computed then may come
+        from a sandbox killed under it."""
+        if stopping():
+            return
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pkl")
+        track_path(tmp)  # a process killed mid-write leaves no temporary file either
         try:
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
                 fh.flush()
                 os.fsync(fh.fileno())
+            if stopping():
+                raise InterruptedError("stopping: not storing")
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

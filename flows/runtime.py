@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,10 +28,14 @@ from typing import Any
 from prefect import task
 
 from taskmint.errors import EnvironmentBuildError, SandboxError
+from taskmint.lifecycle import track_process_group
+from taskmint.records import Verdict
 
 __all__ = [
     "INFRA_RETRIES",
     "configure_slots",
+    "describe_error",
+    "failure_verdict",
     "infra_task",
     "is_infrastructure_error",
     "make_task_runner",
@@ -60,6 +65,35 @@ def is_infrastructure_error(exc: BaseException) -> bool:
     # the cause chain: an infrastructure error wrapped in another exception
     cause = exc.__cause__ or exc.__context__
     return cause is not None and cause is not exc and is_infrastructure_error(cause)
+
+
+def describe_error(exc: BaseException) -> str:
+    """`Type: message` of an exception (and of the infrastructure error it wraps, if any)."""
+    text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+    cause = exc.__cause__
+    if cause is not None and cause is not exc and str(cause) not in text:
+        text += f" (from {type(cause).__name__}: {cause})"
+    return text[:2000]
+
+
+def failure_verdict(candidate_id: str, exc: BaseException) -> Verdict:
+    """What a candidate whose step raised becomes: one rule for every per-item failure.
+
+    Infrastructure (after its retries) is `sandbox_error`; anything else is `internal_error`,
+    a taskmint bug on this one candidate. Either way the real type and message are the reason,
+    the batch goes on, and nothing is stored for it, so a rerun tries it again.
+    """
+    if is_infrastructure_error(exc):
+        return Verdict(
+            candidate_id=candidate_id,
+            status="sandbox_error",
+            reason=f"infrastructure error after retries: {describe_error(exc)}",
+        )
+    return Verdict(
+        candidate_id=candidate_id,
+        status="internal_error",
+        reason=f"taskmint failed on this candidate: {describe_error(exc)}",
+    )
 
 
 def _retry_condition(task: Any, task_run: Any, state: Any) -> bool:
@@ -132,3 +166,28 @@ def make_task_runner(kind: str = "threads", *, workers: int = 2, address: str | 
             },
         )
     raise ValueError(f"unknown task runner {kind!r}; choose 'threads' or 'dask'")
+
+
+def _track_temporary_server() -> None:
+    """Tell the reaper of Prefect's temporary API server when Prefect starts one, so a killed
+    run does not leave it running (it is a plain child process, in no session of its own).
+    Only where there is no API URL to use instead (importing the server module takes seconds)."""
+    if os.environ.get("PREFECT_API_URL"):
+        return
+    from prefect.server.api import server
+
+    cls: Any = server.SubprocessASGIServer
+    start = cls._run_uvicorn_command
+    if getattr(start, "taskmint_tracked", False):
+        return
+
+    def run_uvicorn(self: Any) -> Any:
+        proc = start(self)
+        track_process_group(proc.pid)
+        return proc
+
+    run_uvicorn.taskmint_tracked = True  # type: ignore[attr-defined]
+    cls._run_uvicorn_command = run_uvicorn
+
+
+_track_temporary_server()

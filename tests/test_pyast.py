@@ -8,6 +8,7 @@ import gc
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,17 +16,23 @@ import pytest
 
 from taskmint import pyast
 
+UNLOCKED = ast.parse.__wrapped__  # type: ignore[attr-defined]
 SOURCE = (Path(__file__).resolve().parents[1] / "src/taskmint/validate/removal.py").read_text()
 
 
-def _race(parse: Callable[[str], ast.Module], rounds: int) -> list[SystemError]:
-    """Parse from 4 threads while the garbage collector lets other threads in mid-parse."""
+def _race(
+    parse: Callable[[str], ast.Module],
+    rounds: int,
+    other: Callable[[str], object] | None = None,
+) -> list[SystemError]:
+    """Parse from 4 threads (two of them with `other`, if given) while the garbage collector
+    lets other threads in mid-parse."""
     errors: list[SystemError] = []
 
-    def work() -> None:
+    def work(fn: Callable[[str], object]) -> None:
         for _ in range(rounds):
             try:
-                parse(SOURCE)
+                fn(SOURCE)
             except SystemError as exc:
                 errors.append(exc)
 
@@ -36,7 +43,8 @@ def _race(parse: Callable[[str], ast.Module], rounds: int) -> list[SystemError]:
     gc.callbacks.append(yield_gil)
     gc.set_threshold(50, 1, 1)
     try:
-        threads = [threading.Thread(target=work) for _ in range(4)]
+        fns = [parse, parse, other or parse, other or parse]
+        threads = [threading.Thread(target=work, args=(fn,)) for fn in fns]
         for t in threads:
             t.start()
         for t in threads:
@@ -57,7 +65,40 @@ def test_the_race_is_real_on_this_interpreter() -> None:
         pytest.skip("this interpreter has the fix (CPython issue 106905)")
     errors: list[SystemError] = []
     for _ in range(5):
-        errors += _race(ast.parse, 40)
+        errors += _race(UNLOCKED, 40)
         if errors:
             break
     assert errors and "recursion depth mismatch" in str(errors[0])
+
+
+def test_every_parse_in_the_process_takes_the_lock() -> None:
+    # The standard library parses too (traceback places its carets with `ast.parse`, on every
+    # formatted exception; `ast.literal_eval` parses strings): importing taskmint routes those
+    # through the same lock, so they cannot break a taskmint parse in another thread.
+    assert ast.parse is pyast.locked_parse
+    assert _race(pyast.parse, 40, other=ast.parse) == []
+    assert _race(pyast.parse, 20, other=lambda s: ast.literal_eval("[1, (2, 3)]")) == []
+
+
+def test_a_formatted_traceback_waits_for_the_lock() -> None:
+    def fails() -> None:
+        values: dict[str, list[int]] = {"a": [1]}
+        values["a"][0] + values["b"][0] * 2  # the failing line is an expression
+
+    try:
+        fails()
+    except KeyError as exc:
+        error = exc
+    done = threading.Event()
+
+    def format_it() -> None:
+        traceback.format_exception(error)
+        done.set()
+
+    with pyast._LOCK:
+        thread = threading.Thread(target=format_it)
+        thread.start()
+        # caret placement parses the failing line: it cannot run while another thread parses
+        assert not done.wait(0.5)
+    assert done.wait(10)
+    thread.join()

@@ -8,6 +8,7 @@ Stages (one subpackage each): acquire -> envs -> index -> excise -> validate -> 
 calibrate -> publish, and verify. Prefect flows live in the top-level `flows` package.
 """
 
+from taskmint import pyast as _pyast  # noqa: F401  (installs the locked ast.parse)
 from taskmint.config import PipelineConfig
 from taskmint.errors import TaskmintError
 from taskmint.records import Candidate, CodeIndex, Environment, Reward, SeedApp, Task, Verdict

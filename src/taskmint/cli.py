@@ -1,21 +1,28 @@
 """The `taskmint` command: a thin shell over the library.
 
 Each command calls one library function and turns taskmint's errors into a one-line message and
-exit status 2.
+exit status 2. The long commands (refresh, harder, calibrate) stop on SIGINT or SIGTERM at
+once: finished results are already stored, nothing computed after the signal is, the process
+exits 130 or 143 saying how to resume, and the reaper (`taskmint.lifecycle`) removes its
+sandboxes, servers and scratch folders.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from taskmint.calibrate.reference import Verifier
 from taskmint.config import Limits, PipelineConfig, load_config
 from taskmint.errors import TaskmintError
+from taskmint.lifecycle import restore_signals, stop_on_signals, stop_requested
 from taskmint.records import Environment, Reward, SeedApp, Task, to_json_dict
 from taskmint.sandbox.base import Sandbox
 
@@ -310,6 +317,7 @@ def _cmd_verify(args: argparse.Namespace, config: PipelineConfig) -> int:
             env=env,
             sandbox=sandbox,
             limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+            config=config.verify,
         )
     if args.json:
         print(json.dumps(to_json_dict(reward), indent=2))
@@ -325,12 +333,26 @@ def _cmd_verify(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
-def _verifier(seed: SeedApp, env: Environment, sandbox: Sandbox, limits: Limits) -> Verifier:
+def _verifier(
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    limits: Limits,
+    config: PipelineConfig | None = None,
+) -> Verifier:
+    """Grades as `verify` does, with `config`'s `[verify]` settings (the defaults without)."""
     from taskmint.verify import verify
 
     def grade(task: Task, patch: str, fail_fast: bool) -> Reward:
         return verify(
-            task, patch, seed=seed, env=env, sandbox=sandbox, limits=limits, fail_fast=fail_fast
+            task,
+            patch,
+            seed=seed,
+            env=env,
+            sandbox=sandbox,
+            limits=limits,
+            fail_fast=fail_fast,
+            config=None if config is None else config.verify,
         )
 
     return grade
@@ -340,11 +362,13 @@ def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
     import dataclasses
     import os
 
+    from flows.resume import ResultStore
     from taskmint.calibrate import calibrate_reference
     from taskmint.pipeline import calibrate_with_models
     from taskmint.publish import load_tasks, publish
     from taskmint.sandbox import open_sandbox
 
+    store = ResultStore(config.cache_dir / "results")  # a stopped run keeps its attempts
     version = _version_dir(args, config)
     tasks = load_tasks(version)
     wanted = set(args.task_ids) or {t.instance_id for t in tasks}
@@ -365,7 +389,7 @@ def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
             limits = config.sandbox.limits.with_wall(seed.manifest.timeout)
             if config.models is not None:
                 chosen, errors = calibrate_with_models(
-                    chosen, seed, env, sandbox, config, environ=os.environ
+                    chosen, seed, env, sandbox, config, environ=os.environ, store=store
                 )
                 for error in errors[:20]:
                     print(f"calibration: {error}", file=sys.stderr)
@@ -374,7 +398,7 @@ def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
                 for task in chosen:
                     rows, failure = calibrate_reference(
                         task,
-                        _verifier(seed, env, sandbox, limits),
+                        _verifier(seed, env, sandbox, limits, config),
                         solvers=config.reference_solvers,
                     )
                     if failure is not None:
@@ -500,22 +524,65 @@ _COMMANDS = {
 
 # Prefect gives its ephemeral API server 20 s to start; on a loaded 2-core machine it can take
 # longer (`make demo` failed so once after the test suite), so the CLI allows 120 s unless the
-# user set it.
-PREFECT_DEFAULTS = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
+# user set it. Its analytics would try to reach the network (none here: an ERROR line per run).
+PREFECT_DEFAULTS = {
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+}
 
 
-def prefect_defaults(environ: MutableMapping[str, str] = os.environ) -> None:
-    """Set taskmint's defaults for Prefect settings the user did not set (before any flow)."""
+def prefect_defaults(
+    environ: MutableMapping[str, str] = os.environ, output_root: Path | None = None
+) -> None:
+    """Set taskmint's defaults for Prefect settings the user did not set (before any flow).
+
+    Prefect's home (its temporary server's database) goes under the output root, as `make`
+    sets it, rather than the user's shared `~/.prefect`, so runs on different outputs do not
+    share (and lock) one database; unless the user configured Prefect there (a profiles file).
+    """
     for key, value in PREFECT_DEFAULTS.items():
         environ.setdefault(key, value)
+    configured = (Path.home() / ".prefect" / "profiles.toml").exists()  # `prefect config set`
+    if output_root is not None and not configured and "PREFECT_HOME" not in environ:
+        home = Path(output_root).resolve() / "prefect"
+        home.mkdir(parents=True, exist_ok=True)  # Prefect makes the last level only
+        environ["PREFECT_HOME"] = str(home)
+
+
+_LONG = {"refresh", "harder", "calibrate"}
+
+
+def _stop_on_signals(config: PipelineConfig) -> tuple[Any, Any]:
+    """SIGINT and SIGTERM end the process at once, keeping every finished result."""
+
+    def stop(signum: int, frame: object) -> None:
+        stop_requested()  # from now on nothing is stored: the sandboxes are about to die
+        name = signal.Signals(signum).name
+        message = (
+            f"\ntaskmint: stopped by {name}. Finished results are kept in "
+            f"{config.cache_dir / 'results'}; run the same command again to resume.\n"
+        )
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        with contextlib.suppress(OSError):
+            os.write(2, message.encode())
+        # No unwinding: worker threads would each finish their sandbox run first (a minute
+        # or more). The interpreter ends here; bubblewrap dies with it and the reaper removes
+        # the fork servers, containers, Prefect's temporary server and the scratch folders.
+        os._exit(128 + signum)
+
+    return stop_on_signals(stop)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `taskmint` console script."""
     args = build_parser().parse_args(argv)
-    prefect_defaults()
+    previous = None
     try:
         config = _config(args)
+        prefect_defaults(output_root=config.output_root)
+        if args.command in _LONG:
+            previous = _stop_on_signals(config)
         return _COMMANDS[args.command](args, config)
     except TaskmintError as exc:
         print(f"taskmint: error: {exc}", file=sys.stderr)
@@ -523,6 +590,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileExistsError as exc:
         print(f"taskmint: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if previous is not None:  # main() called in a process that goes on (tests, scripts)
+            restore_signals(previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,6 +20,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from taskmint.calibrate import (
+    AttemptStore,
     calibrate_models,
     calibrate_reference,
     load_calibration_config,
@@ -287,8 +288,10 @@ def calibrate_with_models(
     sandbox: Sandbox,
     config: PipelineConfig,
     environ: Mapping[str, str],
+    store: AttemptStore | None = None,
 ) -> tuple[list[Task], list[str]]:
-    """Calibrate `tasks` (all of one seed) against the models in `config.models`.
+    """Calibrate `tasks` (all of one seed) against the models in `config.models` (each
+    graded attempt kept in `store` as it finishes, and taken from there by a rerun).
 
     Returns the tasks with their model calibration rows, band and retirement added, and the
     per-attempt errors (infrastructure failures, which never count as a model's failure).
@@ -313,6 +316,8 @@ def calibrate_with_models(
         limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
         environ=environ,
         workdir=workdir,
+        verify_config=config.verify,
+        store=store,
     )
     by_id = {r.instance_id: r for r in results}
     merged = []

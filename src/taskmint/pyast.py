@@ -1,22 +1,50 @@
-"""`ast.parse` behind one lock.
+"""`ast.parse` behind one lock, for every caller in the process.
 
 CPython 3.11 before 3.11.8 keeps the recursion depth of its AST-to-object conversion in
 interpreter-wide state, so two threads parsing at once can fail with "SystemError: AST
 constructor recursion depth mismatch" (CPython issue 106905). The refresh validates and
-describes candidates on a thread pool, so every parse in taskmint goes through here.
+describes candidates on a thread pool, and taskmint's own parses are not the only ones: the
+standard library's `traceback` parses source lines to place its carets whenever an exception is
+formatted (Prefect logs every failed task's), and `ast.literal_eval` parses too. A lock around
+taskmint's parses alone let such a parse in another thread break one of them (2 of 180
+candidates in one `make demo` on a loaded machine).
+
+So importing taskmint installs `locked_parse` as `ast.parse` (`install`, idempotent): every
+parse through the `ast` module then takes the one lock. The lock is re-entrant: a finalizer that
+runs mid-parse and formats a traceback in the same thread nests, which the interpreter's depth
+count survives.
 """
 
 from __future__ import annotations
 
 import ast
 import threading
+from typing import Any
 
-__all__ = ["parse"]
+__all__ = ["install", "locked_parse", "parse"]
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
+_ORIGINAL = getattr(ast.parse, "__wrapped__", ast.parse)
+
+
+def locked_parse(*args: Any, **kwargs: Any) -> Any:
+    """`ast.parse` (same arguments), one thread at a time."""
+    with _LOCK:
+        return _ORIGINAL(*args, **kwargs)
+
+
+locked_parse.__wrapped__ = _ORIGINAL  # type: ignore[attr-defined]
+
+
+def install() -> None:
+    """Make `ast.parse` (so `traceback`, `ast.literal_eval` and every library) take the lock."""
+    ast.parse = locked_parse
 
 
 def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse(source, filename)`, one thread at a time."""
-    with _LOCK:
-        return ast.parse(source, filename)
+    result: ast.Module = locked_parse(source, filename)
+    return result
+
+
+install()

@@ -50,6 +50,7 @@ VerdictStatus = Literal[
     "side_effects",  # a test outside FAIL_TO_PASS changed outcome
     "timeout",  # the broken tree's tests did not finish in time
     "sandbox_error",  # the run could not be performed (infrastructure)
+    "internal_error",  # taskmint itself failed on this candidate (its type and message say how)
     "original_failed",  # the seed's own suite is not green enough to mint from
     "reference_failed",  # oracle did not get 1.0 or null did not get 0.0
     "leak",  # the removed code is visible from inside the sandbox

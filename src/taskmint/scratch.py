@@ -6,6 +6,7 @@ times the kernel time it costs on a tmpfs (a 110-file tree: 20-34 ms against 2 m
 removal), and on a small, fast suite that was most of taskmint's own work per candidate. So
 these folders go to `/dev/shm` when it is a tmpfs with room to spare, else to the system's
 temporary folder. `TASKMINT_SCRATCH` chooses the folder (an empty value: the system's).
+Each is told to the reaper (`taskmint.lifecycle`), so a process killed mid-run leaves none.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["SHM_MIN_FREE", "make_scratch", "scratch_dir"]
+from taskmint.lifecycle import track_path
+
+__all__ = ["SHM_MIN_FREE", "make_scratch", "make_staging", "scratch_dir"]
 
 SHM_MIN_FREE = 8 * 1024**3  # free bytes /dev/shm needs to be used (it is memory)
 _SHM = "/dev/shm"
@@ -48,4 +51,15 @@ def _roomy_tmpfs(path: str) -> bool:
 
 def make_scratch(prefix: str) -> Path:
     """A new private folder in `scratch_dir()` (the caller removes it)."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_dir()))
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_dir()))
+    track_path(path)  # removed by the reaper if the process dies before it does
+    return path
+
+
+def make_staging(prefix: str, parent: Path) -> Path:
+    """A fresh folder in `parent` to build a cache entry in before it is renamed into place;
+    removed by the reaper if the process dies first (once renamed, there is nothing to
+    remove)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    track_path(path)
+    return path

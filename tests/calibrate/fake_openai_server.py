@@ -6,18 +6,37 @@ answer at all (the connection stays open until the server closes). A step may be
 the request body, so a script can react to what the client sent. Usage counts are derived from
 the sizes of the request and the reply, so token accounting can be checked. Every request body
 is recorded.
+
+Faults below the protocol: `Raw` answers any status, content type and bytes (a body that is not
+JSON, an HTML error page, truncated JSON, JSON that is no chat completion); `Reset` sends the
+headers and part of the body, then resets the connection; `Drip` sends a valid reply a few
+bytes at a time, so the whole answer takes longer than a request may. `Forever(step)` answers
+every request with `step` (and never runs out), for a model that is always broken.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Call", "FakeOpenAIServer", "Hang", "Status", "Text", "ToolCalls"]
+__all__ = [
+    "Call",
+    "Drip",
+    "FakeOpenAIServer",
+    "Forever",
+    "Hang",
+    "Raw",
+    "Reset",
+    "Status",
+    "Text",
+    "ToolCalls",
+]
 
 
 @dataclass(frozen=True)
@@ -54,7 +73,44 @@ class Hang:
     """Never answer (until the server shuts down)."""
 
 
-Step = ToolCalls | Text | Status | Hang | Callable[[dict[str, Any]], "ToolCalls | Text | Status"]
+@dataclass(frozen=True)
+class Raw:
+    """Answer exactly these bytes with this status and content type (a correct Content-Length)."""
+
+    body: bytes | str
+    code: int = 200
+    content_type: str = "application/json"
+
+    def data(self) -> bytes:
+        return self.body.encode() if isinstance(self.body, str) else self.body
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Send the headers of a complete reply and `sent` bytes of its body, then reset the
+    connection (RST, not a clean close)."""
+
+    sent: int = 40
+
+
+@dataclass(frozen=True)
+class Drip:
+    """Send a valid reply (`step`) `chunk` bytes at a time, `interval` seconds apart."""
+
+    step: ToolCalls | Text
+    chunk: int = 8
+    interval: float = 0.25
+
+
+@dataclass(frozen=True)
+class Forever:
+    """Answer every request with `step`: a script of this one step never runs out."""
+
+    step: Step
+
+
+Reply = ToolCalls | Text | Status | Hang | Raw | Reset | Drip
+Step = Reply | Forever | Callable[[dict[str, Any]], "ToolCalls | Text | Status | Raw"]
 
 
 class FakeOpenAIServer:
@@ -90,17 +146,66 @@ class FakeOpenAIServer:
                     err = {"error": {"message": step.message, "type": "fake", "code": step.code}}
                     self._send(step.code, err, step.headers)
                     return
+                if isinstance(step, Raw):
+                    self._send_bytes(step.code, step.data(), step.content_type)
+                    return
+                if isinstance(step, Reset):
+                    self._reset(json.dumps(server._reply(body, Text("x" * 400))).encode(), step)
+                    return
+                if isinstance(step, Drip):
+                    self._drip(json.dumps(server._reply(body, step.step)).encode(), step)
+                    return
                 self._send(200, server._reply(body, step))
 
             def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None):
-                data = json.dumps(payload).encode()
+                self._send_bytes(code, json.dumps(payload).encode(), "application/json", headers)
+
+            def _send_bytes(
+                self,
+                code: int,
+                data: bytes,
+                content_type: str,
+                headers: dict[str, str] | None = None,
+            ) -> None:
+                self._head(code, len(data), content_type, headers)
+                self.wfile.write(data)
+
+            def _head(
+                self,
+                code: int,
+                length: int,
+                content_type: str = "application/json",
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(length))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+
+            def _reset(self, data: bytes, step: Reset) -> None:
+                self._head(200, len(data))
+                self.wfile.write(data[: step.sent])
+                self.wfile.flush()
+                # SO_LINGER with a zero timeout: close() sends RST instead of FIN
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.connection.close()
+                self.close_connection = True
+
+            def _drip(self, data: bytes, step: Drip) -> None:
+                self._head(200, len(data))
+                self.wfile.flush()
+                try:
+                    for i in range(0, len(data), step.chunk):
+                        if server._closing.wait(step.interval):
+                            break
+                        self.wfile.write(data[i : i + step.chunk])
+                        self.wfile.flush()
+                except OSError:  # the client gave up: that is the point
+                    self.close_connection = True
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -118,17 +223,20 @@ class FakeOpenAIServer:
             self.requests.clear()
             self.headers.clear()
 
-    def _next(
-        self, body: dict[str, Any], headers: dict[str, str]
-    ) -> ToolCalls | Text | Status | Hang:
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply | Raw:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
             if not self._script:
                 return Status(500, "the fake server's script is exhausted")
-            step = self._script.pop(0)
-        if callable(step) and not isinstance(step, ToolCalls | Text | Status | Hang):
+            step = self._script[0]
+            if isinstance(step, Forever):
+                step = step.step
+            else:
+                self._script.pop(0)
+        if callable(step) and not isinstance(step, Reply | Forever):
             return step(body)
+        assert not isinstance(step, Forever), "Forever(Forever(...))"
         return step
 
     def _reply(self, body: dict[str, Any], step: ToolCalls | Text) -> dict[str, Any]:

@@ -25,15 +25,22 @@ from flows.harder_batch import (
     prefilter,
     target_side,
 )
-from flows.resume import ResultStore, config_fingerprint, content_key
-from flows.runtime import is_infrastructure_error
+from flows.refresh import _collect
+from flows.resume import (
+    OTHER_FIELDS,
+    VERDICT_FIELDS,
+    ResultStore,
+    config_fingerprint,
+    content_key,
+)
+from flows.runtime import failure_verdict, is_infrastructure_error
 from flows.summary import summary_markdown, summary_rows
 from taskmint.alerts import AlertConfig, post_alert, should_alert
 from taskmint.calibrate import DEFAULT_BANDS, fit_predictor
-from taskmint.config import Knobs, PipelineConfig, load_config
+from taskmint.config import Knobs, PipelineConfig, SandboxConfig, VerifyConfig, load_config
 from taskmint.errors import ManifestError, PatchError, SandboxError, SandboxUnavailableError
-from taskmint.pipeline import SeedSummary
-from taskmint.records import Calibration
+from taskmint.pipeline import MintResult, SeedSummary
+from taskmint.records import Calibration, Candidate, Verdict
 from tests.flows.webhook_receiver import WebhookReceiver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +114,67 @@ def test_keys_are_content_hashes_of_the_parts():
     assert content_key("a", "b") == content_key("a", "b")
 
 
+def _changed(tmp_path: Path) -> dict[str, object]:
+    """A different value for every field of `PipelineConfig`."""
+    models = tmp_path / "models.toml"
+    models.write_text("# a models file\n")
+    return {
+        "output_root": Path("/elsewhere"),
+        "dataset_name": "other",
+        "seeds_manifest": Path("other-seeds.toml"),
+        "sandbox": dataclasses.replace(SandboxConfig(), backend="docker"),
+        "original_runs": 7,
+        "broken_runs": 3,
+        "max_candidates_per_seed": 5,
+        "min_body_lines": 4,
+        "workers": 7,
+        "random_seed": 1,
+        "shard_rows": 10,
+        "reference_solvers": ("oracle",),
+        "strategies": ("stub_body",),
+        "knobs": Knobs(lines_removed=(5, None)),
+        "models": models,
+        "statement_style": "issue",
+        "describe_model": "rewriter",
+        "min_tests": 2,
+        "max_tests": 10,
+        "verify": dataclasses.replace(VerifyConfig(), scan_zeroes_reward=True),
+        "bands": (("hard", 0.5), ("easy", 0.0)),
+        "alert_webhook": "http://127.0.0.1:9/hook",
+        "infra_error_threshold": 0.5,
+    }
+
+
+def test_every_config_field_is_placed_in_or_out_of_the_resume_key(tmp_path):
+    # A new field fails here until it is put in one of the two sets, on purpose.
+    names = {f.name for f in dataclasses.fields(PipelineConfig)}
+    assert names == VERDICT_FIELDS | OTHER_FIELDS
+    assert not VERDICT_FIELDS & OTHER_FIELDS
+    changes = _changed(tmp_path)
+    assert set(changes) == names
+    base = PipelineConfig()
+    for name, value in changes.items():
+        changed = config_fingerprint(dataclasses.replace(base, **{name: value}))
+        if name in VERDICT_FIELDS:
+            assert changed != config_fingerprint(base), f"{name} must change the key"
+        else:
+            assert changed == config_fingerprint(base), f"{name} must not change the key"
+
+
+def test_the_candidate_budget_and_the_webhook_keep_stored_results(tmp_path):
+    # `--max-candidates 5` or TASKMINT_ALERT_WEBHOOK used to recompute every candidate.
+    base = PipelineConfig(output_root=tmp_path)
+    other = dataclasses.replace(
+        base, max_candidates_per_seed=5, alert_webhook="http://127.0.0.1:9/hook"
+    )
+    assert config_fingerprint(other) == config_fingerprint(base)
+    models = tmp_path / "models.toml"
+    models.write_text("# one\n")
+    first = config_fingerprint(dataclasses.replace(base, models=models))
+    models.write_text("# two\n")  # the file's contents count, not only its path
+    assert config_fingerprint(dataclasses.replace(base, models=models)) != first
+
+
 def test_the_config_fingerprint_ignores_where_output_goes_but_not_what_decides_verdicts():
     base = PipelineConfig()
     assert config_fingerprint(base) == config_fingerprint(
@@ -141,6 +209,51 @@ def test_infrastructure_errors_are_retried_and_everything_else_is_not():
             raise RuntimeError("wrapped") from inner
     except RuntimeError as outer:
         assert is_infrastructure_error(outer)
+
+
+class _Done:
+    """A finished Prefect future: its value, or the exception its task raised."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def result(self, raise_on_failure: bool = True) -> object:
+        return self.value
+
+
+def test_a_candidate_whose_task_raised_is_recorded_with_its_real_type_and_message():
+    # Before: every failure became `sandbox_error` ("infrastructure error after retries"),
+    # including a bug such as CPython's AST recursion-depth SystemError.
+    candidates = [
+        Candidate(
+            candidate_id=f"c{i}",
+            snapshot_id="snap",
+            seed="s",
+            language="python",
+            strategy="stub_body",
+            units=("m.py::f",),
+            files=("m.py",),
+            breaking_patch="",
+            gold_patch="",
+            removed_code="",
+        )
+        for i in range(3)
+    ]
+    bug = SystemError("AST constructor recursion depth mismatch (before=21, after=8)")
+    outage = SandboxError("bwrap: cannot start the sandbox")
+    accepted = MintResult(
+        verdict=Verdict(candidate_id="c2", status="no_failing_tests", reason="breaks nothing")
+    )
+    results = _collect([_Done(bug), _Done(outage), _Done(accepted)], candidates)
+    assert [r.verdict.status for r in results] == [
+        "internal_error",
+        "sandbox_error",
+        "no_failing_tests",
+    ]
+    assert "SystemError: AST constructor recursion depth mismatch" in results[0].verdict.reason
+    assert "SandboxError: bwrap: cannot start the sandbox" in results[1].verdict.reason
+    assert results[2] is accepted
+    assert failure_verdict("c9", RuntimeError("x")).candidate_id == "c9"
 
 
 # --- harder batch ---------------------------------------------------------------------------

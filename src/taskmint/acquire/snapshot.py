@@ -6,13 +6,13 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from taskmint.acquire.manifest import load_manifest
 from taskmint.errors import ManifestError
 from taskmint.records import SeedApp
+from taskmint.scratch import make_staging
 
 __all__ = [
     "IGNORED_NAMES",
@@ -147,7 +147,7 @@ def snapshot_tree(seed_dir: Path, cache_dir: Path, *, name: str = "") -> SeedApp
     final = Path(cache_dir) / "snapshots" / snapshot_id
     if not (final / "tree").is_dir():
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{snapshot_id}.", dir=final.parent))
+        tmp = make_staging(f".{snapshot_id}.", final.parent)
         try:
             copy_tree(seed_dir, tmp / "tree", files)
             try:

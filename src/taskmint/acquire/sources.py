@@ -26,7 +26,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -38,6 +37,7 @@ from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest
 from taskmint.acquire.snapshot import snapshot_tree
 from taskmint.errors import ManifestError
 from taskmint.records import SeedApp, stable_id
+from taskmint.scratch import make_staging
 
 __all__ = ["SeedSource", "SourceError", "acquire_source", "fetch_tree", "load_seed_sources"]
 
@@ -243,7 +243,7 @@ def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
     if (final / "tree").is_dir():
         return final / "tree"
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+    tmp = make_staging(f".{key}.", final.parent)
     try:
         tree = tmp / "tree"
         if source.kind == "path":

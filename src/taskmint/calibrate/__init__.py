@@ -9,6 +9,7 @@ and retirement (`bands`), and a static difficulty predictor (`predictor`).
 
 from taskmint.calibrate.agent import (
     Attempt,
+    AttemptStore,
     TaskCalibration,
     calibrate_models,
     make_client,
@@ -34,6 +35,7 @@ __all__ = [
     "REFERENCE_SOLVERS",
     "AgentBudget",
     "Attempt",
+    "AttemptStore",
     "CalibrationConfig",
     "DifficultyPredictor",
     "Estimate",

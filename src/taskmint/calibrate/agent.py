@@ -8,40 +8,56 @@ workspace's diff against the policy view is then graded by `taskmint.verify.veri
 reward a trainer gets - whatever way the loop ended.
 
 Every outcome is an `Attempt` value. Failures of the endpoint (unreachable, timeouts, 429 and
-5xx after the retries, a refused request) are attempts with `infra_error=True`, which the
-sequential estimate does not count as a failure of the model.
+5xx after the retries, a refused request, an answer that is not JSON or no chat completion) are
+attempts with `infra_error=True` and a reason naming the endpoint, which the sequential estimate
+does not count as a failure of the model. Only what retrying can mend is retried: 5xx, 429,
+timeouts, broken connections and garbled answers, not 401 or 404. A request's `request_timeout`
+bounds the whole request, however slowly its answer's bytes come. In `calibrate_models`, an
+attempt that raises anyway is recorded as an infrastructure error too: one attempt (or model)
+never takes the others' results with it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import importlib
+import json
 import random
+import re
 import shutil
-import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+import traceback
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from types import ModuleType
+from typing import Any, Literal, Protocol
 
 import openai
 from openai import OpenAI
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from taskmint.calibrate.bands import is_retired
 from taskmint.calibrate.models import CalibrationConfig, ModelConfig, resolve_api_key
 from taskmint.calibrate.sequential import SequentialPolicy, run_sequential
 from taskmint.calibrate.tools import SandboxTests, Toolbox, workspace_diff
-from taskmint.config import Limits
+from taskmint.config import Limits, VerifyConfig
 from taskmint.records import Calibration, Environment, SeedApp, Task
 from taskmint.sandbox.base import Sandbox
+from taskmint.scratch import make_scratch, make_staging
 from taskmint.verify import policy_view, verify
 
 __all__ = [
     "Attempt",
+    "AttemptStore",
     "StopReason",
     "TaskCalibration",
+    "attempt_key",
     "calibrate_models",
     "make_client",
     "prompt_for",
@@ -108,13 +124,74 @@ class Attempt:
         return self.prompt_tokens + self.completion_tokens
 
 
+@cache
+def _httpx() -> ModuleType:
+    """The HTTP library the installed `openai` is built on (httpx, or httpx2 in newer ones)."""
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    return importlib.import_module(base.__module__.split(".", 1)[0])
+
+
+class _WholeRequestTimeout:
+    """Event hooks that make a request's timeout bound the whole request.
+
+    httpx applies a timeout to each read, so an answer dripped a few bytes at a time never
+    times out. The request hook notes when each request starts; the response hook (headers in,
+    body not yet read) wraps the body so that reading past the request's timeout raises the
+    library's `ReadTimeout`, which the client reports as a timeout.
+    """
+
+    def __init__(self) -> None:
+        self._started: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def on_request(self, request: Any) -> None:
+        with self._lock:
+            self._started[request] = time.monotonic()
+
+    def on_response(self, response: Any) -> None:
+        request = response.request
+        with self._lock:
+            started = self._started.pop(request, None)
+        timeouts = request.extensions.get("timeout") or {}
+        limit = timeouts.get("read")
+        if started is None or not limit:
+            return
+        response.stream = _deadline_stream(response.stream, request, started + limit, limit)
+
+
+def _deadline_stream(stream: Any, request: Any, deadline: float, limit: float) -> Any:
+    httpx = _httpx()
+
+    class DeadlineStream(httpx.SyncByteStream):  # type: ignore[name-defined]
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in stream:
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(
+                        f"no complete answer within {limit:g} s", request=request
+                    )
+                yield chunk
+
+        def close(self) -> None:
+            stream.close()
+
+    return DeadlineStream()
+
+
 def make_client(model: ModelConfig, api_key: str) -> OpenAI:
-    """An `OpenAI` client for `model`'s endpoint; retries are ours (see `run_attempt`)."""
+    """An `OpenAI` client for `model`'s endpoint; retries are ours (see `run_attempt`).
+
+    `model.budget.request_timeout` bounds each request as a whole (see `_WholeRequestTimeout`).
+    """
+    hooks = _WholeRequestTimeout()
     return OpenAI(
         base_url=model.base_url,
         api_key=api_key,
         timeout=model.budget.request_timeout,
         max_retries=0,
+        http_client=openai.DefaultHttpxClient(
+            timeout=model.budget.request_timeout,
+            event_hooks={"request": [hooks.on_request], "response": [hooks.on_response]},
+        ),
     )
 
 
@@ -136,6 +213,87 @@ class _EndpointFailure(Exception):
         self.stop: StopReason = stop
         self.reason = reason
         self.infra = infra
+
+
+class _BadAnswer(Exception):
+    """The endpoint answered 200 with something that is no chat completion (worth a retry)."""
+
+
+def _cause(exc: BaseException) -> str:
+    """`Type: message` of the innermost cause of `exc` (what actually went wrong)."""
+    seen = exc
+    while seen.__cause__ is not None and seen.__cause__ is not seen:
+        seen = seen.__cause__
+    text = str(seen).strip() or repr(seen)
+    return f"{type(seen).__name__}: {text}"
+
+
+def _snippet(text: str, limit: int = 100) -> str:
+    """A readable glimpse of a body: an HTML page's title, else its start."""
+    title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+    if title:
+        return f"an HTML page titled {' '.join(title.group(1).split())[:limit]!r}"
+    flat = " ".join(text.split())
+    return repr(flat[:limit] + ("..." if len(flat) > limit else "")) if flat else "empty"
+
+
+def _body(response: Any) -> str:
+    """'content-type, N bytes: glimpse' of an HTTP response's body."""
+    try:
+        data = response.content
+        kind = response.headers.get("content-type", "no content-type").split(";")[0].strip()
+    except Exception:  # the body could not be read: say so rather than fail again
+        return "an unreadable body"
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
+    return f"{kind}, {len(data)} bytes: {_snippet(text)}"
+
+
+def _status_detail(exc: openai.APIStatusError) -> str:
+    """The error message of a 4xx/5xx answer: its JSON `message`, else a glimpse of the body."""
+    body = exc.body
+    if isinstance(body, Mapping):
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    return _body(exc.response)
+
+
+def _completion_problem(parsed: object) -> str | None:
+    """Why a parsed answer is no usable chat completion, or None when it is one.
+
+    The client builds its models without validating them, so whatever JSON came back is here.
+    """
+    if isinstance(parsed, str):
+        return "a body that is not JSON"
+    if not isinstance(parsed, ChatCompletion):
+        return f"JSON that is not a chat completion (a {type(parsed).__name__})"
+    choices = getattr(parsed, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "JSON that is not a chat completion: no choices"
+    message = getattr(choices[0], "message", None)
+    if not isinstance(message, ChatCompletionMessage):
+        return "JSON that is not a chat completion: choice 0 has no message"
+    calls = getattr(message, "tool_calls", None)
+    if calls is not None and not isinstance(calls, list):
+        return "JSON that is not a chat completion: the message's tool_calls is not a list"
+    return None
+
+
+def _count(value: object) -> int:
+    """A token count as reported, or 0 if it is not one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__
+
+
+_TRANSPORT_MODULES = frozenset({"httpx", "httpx2", "httpcore", "httpcore2", "h11", "anyio", "ssl"})
+
+
+def _is_transport(exc: BaseException) -> bool:
+    """An error of the connection (raised below the openai client and not wrapped by it)."""
+    return isinstance(exc, OSError) or type(exc).__module__.split(".")[0] in _TRANSPORT_MODULES
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -180,21 +338,23 @@ class _Loop:
             params["top_p"] = self.model.top_p
         if seed is not None:
             params["seed"] = seed
+        url = self.model.base_url
         for attempt in range(budget.max_retries + 1):
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 raise _EndpointFailure("wall_time", "the wall-time budget ran out", infra=False)
             wait: float | None = None
+            timeout = min(budget.request_timeout, remaining)
             try:
-                response = self.client.chat.completions.create(
-                    **params, timeout=min(budget.request_timeout, remaining)
-                )
+                response = self._request(params, timeout)
+            except _BadAnswer as exc:  # garbled, perhaps by a proxy: worth another try
+                last = str(exc)
             except openai.APITimeoutError as exc:
-                last = f"the request timed out: {exc}"
+                last = f"the request to {url} timed out after {timeout:g} s ({_cause(exc)})"
             except openai.APIConnectionError as exc:
-                last = f"cannot reach {self.model.base_url}: {exc}"
+                last = f"the connection to {url} failed: {_cause(exc)}"
             except (openai.RateLimitError, openai.InternalServerError) as exc:
-                last = f"HTTP {exc.status_code}: {exc.message}"
+                last = f"HTTP {exc.status_code} from {url}: {_status_detail(exc)}"
                 wait = _retry_after(exc)
             except openai.APIStatusError as exc:
                 if _is_context_error(exc):
@@ -206,16 +366,30 @@ class _Loop:
                 # 4xx other than 429: a configuration problem; retrying cannot help
                 raise _EndpointFailure(
                     "api_error",
-                    f"HTTP {exc.status_code} from {self.model.base_url}: {exc.message}; check "
+                    f"HTTP {exc.status_code} from {url}: {_status_detail(exc)}; check "
                     "the model's base_url, model name and API key",
                     infra=True,
                 ) from exc
+            except Exception as exc:  # what escaped the client: classify it, never raise it
+                what = f"{type(exc).__name__}: {exc}"
+                if _is_timeout(exc):
+                    last = f"the request to {url} timed out after {timeout:g} s ({what})"
+                elif _is_transport(exc):
+                    last = f"the connection to {url} failed: {what}"
+                elif isinstance(exc, ValueError):  # JSON or validation errors
+                    last = f"the endpoint {url} answered with no chat completion: {what}"
+                else:
+                    raise _EndpointFailure(
+                        "api_error",
+                        f"the openai client failed on the answer of {url}: {what}",
+                        infra=True,
+                    ) from exc
             else:
-                usage = response.usage
-                if usage is not None:
-                    self.prompt_tokens += usage.prompt_tokens or 0
-                    self.completion_tokens += usage.completion_tokens or 0
-                self.model_id = self.model_id or (response.model or "")
+                usage = getattr(response, "usage", None)
+                self.prompt_tokens += _count(getattr(usage, "prompt_tokens", 0))
+                self.completion_tokens += _count(getattr(usage, "completion_tokens", 0))
+                reported = getattr(response, "model", None)
+                self.model_id = self.model_id or (reported if isinstance(reported, str) else "")
                 return response
             if attempt == budget.max_retries:
                 break
@@ -231,6 +405,27 @@ class _Loop:
             "api_error", f"{last} (after {budget.max_retries} retries)", infra=True
         )
 
+    def _request(self, params: dict[str, Any], timeout: float) -> ChatCompletion:
+        """One request; `_BadAnswer` when the endpoint answered 200 with no chat completion."""
+        url = self.model.base_url
+        raw = self.client.chat.completions.with_raw_response.create(**params, timeout=timeout)
+        http = raw.http_response
+        problem: str | None
+        try:
+            parsed: object = raw.parse()
+        except json.JSONDecodeError as exc:
+            problem = f"a body that is not JSON: {type(exc).__name__}: {exc}"
+        except (ValueError, openai.APIResponseValidationError) as exc:
+            problem = f"JSON that is not a chat completion: {type(exc).__name__}: {exc}"
+        else:
+            problem = _completion_problem(parsed)
+            if problem is None:
+                assert isinstance(parsed, ChatCompletion)
+                return parsed
+        raise _BadAnswer(
+            f"the endpoint {url} answered HTTP {raw.status_code} with {problem} ({_body(http)})"
+        )
+
 
 def run_attempt(
     task: Task,
@@ -244,17 +439,23 @@ def run_attempt(
     hint_level: int = 0,
     attempt_index: int = 0,
     workdir: Path | None = None,
+    verify_config: VerifyConfig | None = None,
 ) -> Attempt:
     """Let `model` attempt `task` once and grade its diff with `verify`; never raises for the
     model's or the endpoint's behaviour.
 
     `attempt_index` varies the sampling seed (when the model has one) and the retry jitter, so
-    repeated attempts are independent samples yet reproducible.
+    repeated attempts are independent samples yet reproducible. `verify_config` is the run's
+    `[verify]` config: the attempt is graded as a trainer's rollout would be.
     """
     started = time.monotonic()
     budget = model.budget
     loop = _Loop(model, client, started + budget.wall_seconds, random.Random(attempt_index))
-    tmp = Path(tempfile.mkdtemp(prefix="taskmint-attempt-", dir=workdir))
+    tmp = (
+        make_staging("taskmint-attempt-", workdir)
+        if workdir is not None
+        else make_scratch("taskmint-attempt-")
+    )
     turns = tool_calls = tool_errors = 0
     stop: StopReason = "max_turns"
     reason = ""
@@ -287,25 +488,11 @@ def run_attempt(
                 stop, reason, infra = exc.stop, exc.reason, exc.infra
                 break
             turns += 1
-            if not response.choices:
-                stop, reason, infra = "api_error", "the endpoint returned no choices", True
-                break
-            msg = response.choices[0].message
+            msg = response.choices[0].message  # `complete` checked there is one
             calls = list(msg.tool_calls or [])
-            entry: dict[str, Any] = {"role": "assistant", "content": msg.content or ""}
+            entry: dict[str, Any] = {"role": "assistant", "content": _text(msg.content)}
             if calls:
-                entry["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {
-                            "name": getattr(getattr(c, "function", None), "name", "") or "",
-                            "arguments": getattr(getattr(c, "function", None), "arguments", "")
-                            or "",
-                        },
-                    }
-                    for c in calls
-                ]
+                entry["tool_calls"] = [_wire_call(c, i) for i, c in enumerate(calls)]
             messages.append(entry)
             if not calls:
                 silent += 1
@@ -316,7 +503,7 @@ def run_attempt(
                 continue
             silent = 0
             submitted = False
-            for call, sent in zip(calls, entry["tool_calls"], strict=True):
+            for sent in entry["tool_calls"]:
                 tool_calls += 1
                 fn = sent["function"]
                 if submitted:
@@ -327,7 +514,7 @@ def run_attempt(
                     submitted = outcome.submitted
                 tool_errors += int(is_error)
                 messages.append(
-                    {"role": "tool", "tool_call_id": call.id or "", "content": outcome_text}
+                    {"role": "tool", "tool_call_id": sent["id"], "content": outcome_text}
                 )
             if submitted:
                 stop, reason = "submitted", "submitted"
@@ -344,7 +531,15 @@ def run_attempt(
     elif not patch:
         reason = f"{reason}; no changes were made"
     else:
-        graded = verify(task, patch, seed=seed, env=env, sandbox=sandbox, limits=limits)
+        graded = verify(
+            task,
+            patch,
+            seed=seed,
+            env=env,
+            sandbox=sandbox,
+            limits=limits,
+            config=verify_config,
+        )
         reward, reason = graded.reward, f"{reason}; {graded.reason}"
     return Attempt(
         task_id=task.instance_id,
@@ -367,6 +562,80 @@ def run_attempt(
     )
 
 
+def _text(content: object) -> str:
+    """An assistant message's content as text (None, or odd types some endpoints send)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    return json.dumps(content, default=str)
+
+
+def _wire_call(call: object, index: int) -> dict[str, Any]:
+    """A tool call as it goes back into the conversation, whatever fields the endpoint left
+    out (a call without a name reaches the toolbox as an unknown tool, the model's error)."""
+    fn = getattr(call, "function", None)
+    name = getattr(fn, "name", None)
+    arguments = getattr(fn, "arguments", None)
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments, default=str)  # some endpoints send an object
+    ident = getattr(call, "id", None)
+    return {
+        "id": ident if isinstance(ident, str) and ident else f"call_{index}",
+        "type": "function",
+        "function": {"name": name if isinstance(name, str) else "", "arguments": arguments or ""},
+    }
+
+
+class AttemptStore(Protocol):
+    """Where finished attempts are kept across runs (`flows.resume.ResultStore` is one)."""
+
+    def get(self, key: str) -> tuple[bool, Any]: ...
+
+    def put(self, key: str, value: Any) -> None: ...
+
+
+def attempt_key(
+    task: Task, model: ModelConfig, hint_level: int, index: int, verify_config: VerifyConfig | None
+) -> str:
+    """The store key of one attempt: what it saw (the task's text and code), who made it (the
+    model's whole configuration), with which hints, which sample, graded how."""
+    blob = json.dumps(
+        [
+            "attempt",
+            task.instance_id,
+            task.problem_statement,
+            list(task.hints),
+            task.breaking_patch,
+            task.patch,
+            repr(model),
+            hint_level,
+            index,
+            repr(verify_config),
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _failed_attempt(key: tuple[str, str, int], exc: Exception) -> Attempt:
+    """The record of an attempt that raised: an infrastructure error saying what and where."""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        last = frames[-1]
+        where = f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    return Attempt(
+        task_id=key[0],
+        model=key[1],
+        model_id="",
+        hint_level=key[2],
+        reward=0.0,
+        stop="api_error",
+        reason=f"the attempt failed: {type(exc).__name__}: {exc}{where}",
+        infra_error=True,
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskCalibration:
     """Everything calibration learned about one task across the configured models.
@@ -374,6 +643,7 @@ class TaskCalibration:
     `calibrations` holds one row per (model, hint level): the model's name for no hint,
     `name@hintK` with the first K hints. `min_hint_level` is, per model, the smallest
     configured hint level at which it solved the task at least once (None: never).
+    `attempts` holds every attempt made, infrastructure errors included, in the order made.
     """
 
     instance_id: str
@@ -384,6 +654,7 @@ class TaskCalibration:
     model_ids: tuple[tuple[str, str], ...] = ()  # (model, id the endpoint reported)
     wall_time: float = 0.0
     errors: tuple[str, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
 
 
 def row_name(model: str, hint_level: int) -> str:
@@ -403,11 +674,19 @@ def calibrate_models(
     today: str | None = None,
     workdir: Path | None = None,
     policy: SequentialPolicy | None = None,
+    verify_config: VerifyConfig | None = None,
+    store: AttemptStore | None = None,
 ) -> list[TaskCalibration]:
     """Calibrate every task against every configured model (and hint level) sequentially.
 
     Attempts of one model run `model.concurrency` at a time. A missing API key raises
-    `MissingApiKeyError` before any attempt; everything after that is a value.
+    `MissingApiKeyError` before any attempt; everything after that is a value: an attempt that
+    raises is an infrastructure error of its own key, and a key with `max_infra_errors` of them
+    in a row stops with an error in `TaskCalibration.errors` while the other keys go on.
+    `verify_config` is how attempts are graded (the run's `[verify]` config). With a `store`,
+    each graded attempt is kept as it finishes and a rerun takes it from there (`attempt_key`)
+    instead of asking the model again: a calibration stopped part way loses no finished
+    attempt. Infrastructure errors are not kept: a rerun tries those again.
     """
     date = today or dt.date.today().isoformat()
     policy = policy or SequentialPolicy.from_config(config)
@@ -420,19 +699,31 @@ def calibrate_models(
 
     def one(key: tuple[str, str, int], index: int) -> Attempt:
         task = by_id[key[0]]
-        model = config.model(key[1])
-        return run_attempt(
-            task,
-            seed=seed_for(task),
-            env=env_for(task),
-            sandbox=sandbox,
-            limits=limits,
-            model=model,
-            client=clients[key[1]],
-            hint_level=key[2],
-            attempt_index=index,
-            workdir=workdir,
-        )
+        stored = None
+        if store is not None:
+            stored = attempt_key(task, config.model(key[1]), key[2], index, verify_config)
+            found, value = store.get(stored)
+            if found and isinstance(value, Attempt):
+                return value
+        try:
+            attempt = run_attempt(
+                task,
+                seed=seed_for(task),
+                env=env_for(task),
+                sandbox=sandbox,
+                limits=limits,
+                model=config.model(key[1]),
+                client=clients[key[1]],
+                hint_level=key[2],
+                attempt_index=index,
+                workdir=workdir,
+                verify_config=verify_config,
+            )
+        except Exception as exc:  # never lose the other attempts' results to one attempt
+            return _failed_attempt(key, exc)
+        if store is not None and stored is not None and not attempt.infra_error:
+            store.put(stored, attempt)
+        return attempt
 
     def sample(batch: list[tuple[str, str, int]]) -> list[bool | None]:
         results: dict[tuple[str, str, int], Attempt] = {}
@@ -510,6 +801,12 @@ def calibrate_models(
                     3,
                 ),
                 errors=tuple(errors),
+                attempts=tuple(
+                    a
+                    for m in config.models
+                    for h in config.hint_levels
+                    for a in spent[(task.instance_id, m.name, h)]
+                ),
             )
         )
     return out

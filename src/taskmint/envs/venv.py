@@ -10,11 +10,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path, PurePosixPath
 
 from taskmint.errors import EnvironmentBuildError
 from taskmint.records import Environment, SeedManifest, stable_id
+from taskmint.scratch import make_staging
 
 __all__ = ["base_interpreter", "build_environment", "environment_id", "test_tools"]
 
@@ -197,7 +197,7 @@ def _build_venv(
     final: Path, interpreter: str, requirements: list[str], *, wheelhouse: Path
 ) -> None:
     shutil.rmtree(final, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    tmp = make_staging(f".{final.name}.", final.parent)
     try:
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the sandbox uid must read it
         _run([interpreter, "-m", "venv", str(tmp)], "create the venv")

@@ -87,6 +87,11 @@ class PublishedVersion:
     tombstones: int = 0
 
 
+# Columns that measure a run rather than describe a task: left out of `content_sha256`, so a
+# task minted again (after a resume, on another machine) has the content hash it had.
+MEASURED_COLUMNS = frozenset({"validation_wall_time", "created"})
+
+
 def _bucket(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
 
@@ -236,15 +241,37 @@ def _columns_table(docs: dict[str, str], schema: pa.Schema) -> str:
     return "\n".join(lines)
 
 
-def _card(name: str, version: str, n_tasks: int, seeds: list[str], parent: str | None) -> str:
+def _config_digest(shards: list[dict[str, Any]]) -> str:
+    """The sha256 of a config's `sha256sum` lines (`<sha256>  <path>`, one per shard, in order).
+
+    It goes into the card as the config's `description`. `datasets` caches a local folder under
+    `<folder name>/<config>/<version>/<hash>`, and the hash covers the card's `configs` (as
+    builder configs, `description` included; `data_files` only as the unresolved patterns) but
+    neither the folder's path nor the files' contents or mtimes. Without the digest every
+    `v0001` would share one cache entry, whichever root it is under and whatever rows it holds.
+    """
+    lines = "".join(f"{s['sha256']}  {s['path']}\n" for s in shards)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def _card(
+    name: str,
+    version: str,
+    n_tasks: int,
+    seeds: list[str],
+    parent: str | None,
+    digests: dict[str, str],
+) -> str:
     return f"""---
 configs:
 - config_name: tasks
+  description: 'shards sha256 {digests["tasks"]}'
   data_files:
   - split: train
     path: tasks/*.parquet
   default: true
 - config_name: environments
+  description: 'shards sha256 {digests["environments"]}'
   data_files:
   - split: train
     path: environments/*.parquet
@@ -270,7 +297,10 @@ keep passing). Columns follow SWE-bench where one exists (`instance_id`, `proble
 
 Load with `datasets.load_dataset("<this folder>", "tasks")` (or `"environments"`); no taskmint
 code is needed. `manifest.json` lists every shard with its sha256 and row count, the parent
-version, and tombstones (ids retired or retracted since an earlier version).
+version, and tombstones (ids retired or retracted since an earlier version). Each config's
+`description` holds the sha256 of its shards' `sha256sum` lines (`<sha256>  <path>`, in
+manifest order): `datasets` keys its cache on the card, so a folder with other rows (another
+`{version}`, or this one republished) never reads this one's cached copy.
 
 ## Config `tasks` (one row per task)
 
@@ -383,7 +413,9 @@ def _publish_rows(
     for row in kept:
         blob = json.dumps(row, sort_keys=True, default=str).encode("utf-8")
         sizes.append(len(blob))
-        h.update(blob)
+        # the content, not the measurements: the same tasks minted again hash alike
+        content = {k: v for k, v in row.items() if k not in MEASURED_COLUMNS}
+        h.update(json.dumps(content, sort_keys=True, default=str).encode("utf-8"))
     h.update(json.dumps(sorted(retractions.items())).encode("utf-8"))
     content_hash = h.hexdigest()
     if parent_manifest is not None and parent_manifest.get("content_sha256") == content_hash:
@@ -430,7 +462,9 @@ def _publish_rows(
         fs, vpath, "environments", env_rows, [r["snapshot_id"] for r in env_rows],
         [len(r["archive"]) + 1024 for r in env_rows], ENVIRONMENT_SCHEMA, policy, 1, files,
     )  # fmt: skip
-    card = _card(name, version, len(kept), sorted({r["seed"] for r in kept}), parent).encode()
+    digests = {"tasks": _config_digest(task_shards), "environments": _config_digest(env_shards)}
+    seed_names = sorted({r["seed"] for r in kept})
+    card = _card(name, version, len(kept), seed_names, parent, digests).encode("utf-8")
     _put(fs, f"{vpath}/README.md", card)
     files["README.md"] = {"sha256": hashlib.sha256(card).hexdigest(), "bytes": len(card)}
     manifest = {

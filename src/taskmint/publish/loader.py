@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from taskmint.publish.dataset import LATEST, MANIFEST, _latest_name, _read_manif
 from taskmint.publish.dataset import _display as _url
 from taskmint.publish.schema import row_to_task
 from taskmint.records import SeedApp, SeedManifest, Task, from_json_dict
+from taskmint.scratch import make_staging
 
 __all__ = [
     "TaskStream",
@@ -358,7 +358,7 @@ def _environment_row(ref: VersionRef, snapshot_id: str) -> dict[str, Any]:
 
 def _unpack(archive: bytes, files: list[str], final: Path) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    tmp = make_staging(f".{final.name}.", final.parent)
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
             tar.extractall(tmp / "unpacked", filter="data")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from taskmint.config import Limits
+from taskmint.lifecycle import track_path
 
 __all__ = [
     "CHANNEL_ENV",
@@ -247,10 +248,12 @@ def memory_cgroup(limit: int) -> str | None:
     parent = os.path.join(CGROUP_MEMORY, "taskmint")
     try:
         os.makedirs(parent, exist_ok=True)
-        path = os.path.join(parent, secrets.token_hex(8))
+        # named for its owner (a process that died with cgroups left can be told from others)
+        path = os.path.join(parent, f"{os.getpid()}-{secrets.token_hex(6)}")
         os.mkdir(path)
     except OSError:
         return None
+    track_path(path, cgroup=True)  # removed by the reaper if taskmint dies first
     try:
         with open(os.path.join(path, "memory.limit_in_bytes"), "w") as fh:
             fh.write(str(limit))

@@ -50,6 +50,7 @@ from typing import Any
 
 from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxError
+from taskmint.lifecycle import track_container
 from taskmint.sandbox.base import (
     REPORT_DIR,
     WORKSPACE,
@@ -284,6 +285,7 @@ class DockerSandbox(Sandbox):
             if not isinstance(exc, Exception):
                 raise
             raise SandboxError(f"could not create a container from {key.image}: {exc}") from exc
+        track_container(created["Id"])  # removed by the reaper if taskmint dies first
         box = _Box(cid=created["Id"], uid=uid, key=key, born=time.monotonic())
         with self._lock:
             self._live[box.cid] = box

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxError, SandboxUnavailableError
+from taskmint.lifecycle import track_path, track_process_group
 from taskmint.sandbox.base import (
     CHANNEL_ENV,
     REPORT_DIR,
@@ -262,6 +263,7 @@ class LocalSandbox(Sandbox):
         copied back when the run ends, unless `keep_workspace` is False): no run can fill the
         host's disk."""
         cap = tempfile.mkdtemp(prefix="taskmint-cap-")
+        track_path(cap)  # unmounted and removed by the reaper if taskmint dies first
         stack.callback(os.rmdir, cap)
         try:
             mount_tmpfs(cap, self.config.workspace_bytes)
@@ -310,6 +312,7 @@ class LocalSandbox(Sandbox):
             )
         except OSError as exc:
             raise SandboxError(f"could not start bubblewrap: {exc}") from exc
+        track_process_group(proc.pid)  # bubblewrap dies with us; its group is killed too
         reader = _CappedReader(proc, spec.limits.output_bytes)
         reader.start()
         timed_out = False

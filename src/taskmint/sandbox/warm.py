@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from taskmint.errors import SandboxError
+from taskmint.lifecycle import track_process_group
 from taskmint.sandbox.base import (
     Mount,
     RunResult,
@@ -149,6 +150,7 @@ class ForkServer:
         except OSError as exc:
             self.close()
             raise WarmUnavailable(f"could not start the fork server: {exc}") from exc
+        track_process_group(self.proc.pid)  # killed by the reaper if taskmint dies first
         line = self._readline(_START_TIMEOUT)
         if line is None or not json.loads(line).get("ready"):
             self.close()

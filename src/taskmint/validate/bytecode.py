@@ -32,7 +32,6 @@ import contextlib
 import functools
 import os
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 
@@ -44,7 +43,7 @@ from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
 from taskmint.sandbox.base import Sandbox
-from taskmint.scratch import make_scratch
+from taskmint.scratch import make_scratch, make_staging
 
 __all__ = ["build_bytecode", "bytecode_dir", "install_bytecode"]
 
@@ -79,7 +78,7 @@ def _build(
 ) -> Path | None:
     final.parent.mkdir(parents=True, exist_ok=True)
     ws = make_scratch("taskmint-compile-")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    tmp = make_staging(f".{final.name}.", final.parent)
     try:
         copy_tree(Path(seed.root), ws, seed.files)
         try:
