@@ -14,6 +14,7 @@ from typing import Any, Literal
 from taskmint.errors import ManifestError
 
 __all__ = [
+    "MIN_PYTEST",
     "Knobs",
     "KnobsError",
     "Limits",
@@ -25,6 +26,10 @@ __all__ = [
 
 
 Range = tuple[float | None, float | None]
+
+# The oldest pytest taskmint's in-sandbox plugin supports (`runners/inside`): environments get
+# no older one (`envs`), and a project's pytest pin below it is dropped (`acquire`).
+MIN_PYTEST = "8.0"
 
 
 class KnobsError(ManifestError):

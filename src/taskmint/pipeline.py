@@ -26,9 +26,8 @@ from taskmint.calibrate import (
     load_calibration_config,
     overall_band,
 )
-from taskmint.config import PipelineConfig
+from taskmint.config import MIN_PYTEST, PipelineConfig
 from taskmint.describe import Rewriter, describe
-from taskmint.envs.venv import MIN_PYTEST
 from taskmint.index.coverage import CoverageMap
 from taskmint.publish.dataset import FEATURE_NAMES
 from taskmint.records import (

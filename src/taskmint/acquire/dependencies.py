@@ -40,6 +40,7 @@ from taskmint.acquire.project import (
     toml_table,
     with_marker,
 )
+from taskmint.config import MIN_PYTEST
 
 __all__ = ["declared_dependencies", "index_requirement", "pytest_constraint", "select_requirements"]
 
@@ -478,14 +479,17 @@ def pytest_constraint(requirements: list[str]) -> str:
     named = []
     for one in spec:
         with contextlib.suppress(InvalidVersion):
-            if Version(one.version.rstrip(".*")) >= Version("8.0"):
+            if Version(one.version.rstrip(".*")) >= Version(MIN_PYTEST):
                 named.append(one.version)
     if not any(spec.contains(v, prereleases=True) for v in (*_SUPPORTED_PYTESTS, *named)):
         return ""
     return str(spec)
 
 
-# Versions from the oldest pytest taskmint's plugin supports (`envs.venv.MIN_PYTEST`, 8.0) on:
-# a constraint allowing none of them (nor a supported version it names) allows no pytest
+# Versions from the oldest pytest taskmint's plugin supports (`config.MIN_PYTEST`) on: a
+# constraint allowing none of them (nor a supported version it names) allows no pytest
 # taskmint can run.
-_SUPPORTED_PYTESTS = tuple(f"{a}.{b}.{c}" for a in (8, 9, 10) for b in range(10) for c in (0, 9))
+_OLDEST = int(MIN_PYTEST.split(".")[0])
+_SUPPORTED_PYTESTS = tuple(
+    f"{a}.{b}.{c}" for a in range(_OLDEST, _OLDEST + 3) for b in range(10) for c in (0, 9)
+)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path, PurePosixPath
 
+from taskmint.config import MIN_PYTEST
 from taskmint.errors import EnvironmentBuildError
 from taskmint.records import Environment, SeedManifest, stable_id
 from taskmint.scratch import make_staging
@@ -27,10 +28,6 @@ def base_interpreter() -> tuple[str, str]:
     """The real interpreter behind this process (not a venv shim) and its installation prefix."""
     exe = getattr(sys, "_base_executable", sys.executable)
     return os.path.realpath(exe), os.path.realpath(sys.base_prefix)
-
-
-# The oldest pytest taskmint's in-sandbox plugin supports (`runners/inside`).
-MIN_PYTEST = "8.0"
 
 
 def test_tools(manifest: SeedManifest | None = None) -> tuple[str, ...]:
