@@ -333,13 +333,10 @@ def _collect(futures: list[Any], candidates: list[Candidate]) -> list[MintResult
 def _unscanned(results: list[MintResult], exc: BaseException) -> list[MintResult]:
     """The results with every accepted task turned into the failure of the leak scan that
     could not vouch for it (`failure_verdict`)."""
-    out = []
-    for r in results:
-        if r.task is None:
-            out.append(r)
-        else:
-            out.append(MintResult(verdict=failure_verdict(r.verdict.candidate_id, exc)))
-    return out
+    return [
+        r if r.task is None else MintResult(verdict=failure_verdict(r.verdict.candidate_id, exc))
+        for r in results
+    ]
 
 
 def _original(seed: SeedApp, env: Environment, config: PipelineConfig) -> tuple[Baseline, Any]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from taskmint.calibrate.reference import Verifier
-from taskmint.config import Limits, PipelineConfig, load_config
+from taskmint.config import Limits, PipelineConfig, VerifyConfig, load_config
 from taskmint.errors import TaskmintError
 from taskmint.lifecycle import restore_signals, stop_on_signals, stop_requested
 from taskmint.records import Environment, Reward, SeedApp, Task, to_json_dict
@@ -338,9 +338,9 @@ def _verifier(
     env: Environment,
     sandbox: Sandbox,
     limits: Limits,
-    config: PipelineConfig | None = None,
+    config: VerifyConfig,
 ) -> Verifier:
-    """Grades as `verify` does, with `config`'s `[verify]` settings (the defaults without)."""
+    """Grades as `verify` does, with the run's `[verify]` settings."""
     from taskmint.verify import verify
 
     def grade(task: Task, patch: str, fail_fast: bool) -> Reward:
@@ -352,7 +352,7 @@ def _verifier(
             sandbox=sandbox,
             limits=limits,
             fail_fast=fail_fast,
-            config=None if config is None else config.verify,
+            config=config,
         )
 
     return grade
@@ -398,7 +398,7 @@ def _cmd_calibrate(args: argparse.Namespace, config: PipelineConfig) -> int:
                 for task in chosen:
                     rows, failure = calibrate_reference(
                         task,
-                        _verifier(seed, env, sandbox, limits, config),
+                        _verifier(seed, env, sandbox, limits, config.verify),
                         solvers=config.reference_solvers,
                     )
                     if failure is not None:

@@ -16,7 +16,7 @@ import pytest
 from taskmint.calibrate.agent import make_client, run_attempt
 from taskmint.calibrate.models import AgentBudget, ModelConfig
 from taskmint.cli import _verifier, main
-from taskmint.config import PipelineConfig, VerifyConfig
+from taskmint.config import VerifyConfig
 from taskmint.patches import unified_diff
 from taskmint.publish import latest_version, load_tasks
 from tests.calibrate.fake_openai_server import Call, FakeOpenAIServer, Forever, ToolCalls
@@ -83,8 +83,8 @@ def test_the_reference_verifier_of_taskmint_calibrate_honours_it(
     task_and_seed, flagged_patch, tiny_env, sandbox
 ):
     task, seed = task_and_seed
-    strict = _verifier(seed, tiny_env, sandbox, LIMITS, PipelineConfig(verify=STRICT))
-    lenient = _verifier(seed, tiny_env, sandbox, LIMITS)
+    strict = _verifier(seed, tiny_env, sandbox, LIMITS, STRICT)
+    lenient = _verifier(seed, tiny_env, sandbox, LIMITS, VerifyConfig())
     assert strict(task, flagged_patch, False).reward == 0.0
     assert lenient(task, flagged_patch, False).reward == 1.0
 

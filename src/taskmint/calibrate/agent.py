@@ -781,6 +781,12 @@ def calibrate_models(
                 if est.solves and (solved_at is None or h < solved_at):
                     solved_at = h
             ladder.append((m.name, solved_at))
+        made = tuple(
+            a
+            for m in config.models
+            for h in config.hint_levels
+            for a in spent[(task.instance_id, m.name, h)]
+        )
         out.append(
             TaskCalibration(
                 instance_id=task.instance_id,
@@ -791,22 +797,9 @@ def calibrate_models(
                     rows, [m.name for m in config.models], retire_at=config.retire_at
                 ),
                 model_ids=tuple(sorted(ids.items())),
-                wall_time=round(
-                    sum(
-                        a.wall_time
-                        for m in config.models
-                        for h in config.hint_levels
-                        for a in spent[(task.instance_id, m.name, h)]
-                    ),
-                    3,
-                ),
+                wall_time=round(sum(a.wall_time for a in made), 3),
                 errors=tuple(errors),
-                attempts=tuple(
-                    a
-                    for m in config.models
-                    for h in config.hint_levels
-                    for a in spent[(task.instance_id, m.name, h)]
-                ),
+                attempts=made,
             )
         )
     return out
