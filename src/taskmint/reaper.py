@@ -98,13 +98,27 @@ def _remove_cgroups(paths: list[str]) -> None:
         time.sleep(0.05)
 
 
+_PRUNE_EVERY = 10_000  # lines
+
+
+def _prune(groups: dict[int, str], paths: dict[str, None]) -> None:
+    """Forget the process groups whose leader is gone and the paths already removed, so the
+    reaper of a process that runs for days holds only what is live."""
+    for pid in [pid for pid, start in groups.items() if _start_time(pid) != start]:
+        del groups[pid]
+    for path in [path for path in paths if not os.path.lexists(path)]:
+        del paths[path]
+
+
 def main(argv: list[str]) -> int:
     groups: dict[int, str] = {}
     containers: dict[str, None] = {}
     paths: dict[str, None] = {}
     cgroups: dict[str, None] = {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the owner's Ctrl-C is not for us
-    for raw in sys.stdin.buffer:
+    for seen, raw in enumerate(sys.stdin.buffer, 1):
+        if seen % _PRUNE_EVERY == 0:  # a long-lived owner: keep only what still exists
+            _prune(groups, paths)
         kind, _, rest = raw.decode("utf-8", "surrogateescape").rstrip("\n").partition("\t")
         if kind == "group":
             pid, _, start = rest.partition("\t")
