@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test bench bench-pypi bench-real exactness lint clean
+.PHONY: setup system-deps images demo test test-fast bench bench-pypi bench-real exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -20,7 +20,7 @@ system-deps:
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[all,dev]'
 	touch $@
 
 # The docker backend's base image (debootstrap + docker import; no registry is needed). Cached
@@ -32,7 +32,11 @@ demo: setup
 	$(VENV)/bin/taskmint refresh
 
 test: setup images
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
+
+# The suite without the tests marked slow (whole seed suites, Prefect flows, installs).
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
 
 bench: setup
 	$(PY) -m pytest -q -s tests/bench -p no:cacheprovider
@@ -51,9 +55,10 @@ exactness: setup
 	$(PY) scripts/selection_exactness.py
 
 lint: setup
-	$(VENV)/bin/ruff check src tests flows
-	$(VENV)/bin/ruff format --check src tests flows
+	$(VENV)/bin/ruff check src tests scripts
+	$(VENV)/bin/ruff format --check src tests scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf output/cache output/datasets output/prefect

@@ -11,7 +11,8 @@ if docker image inspect "$TAG" >/dev/null 2>&1; then
 fi
 exec .venv/bin/python -c '
 import sys
-from taskmint.sandbox.images import build_base_image, build_runtime_image
+from taskmint.sandbox.docker.base_image import build_base_image
+from taskmint.sandbox.docker.images import build_runtime_image
 tag = build_base_image(tag=sys.argv[1], log=print)
 print("built", tag, "and", build_runtime_image(base=tag))
 ' "$TAG"

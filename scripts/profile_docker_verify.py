@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import taskmint.sandbox.docker as docker_mod
+import taskmint.sandbox.docker.sandbox as docker_mod
 from taskmint.config import Limits
 
 reward_mod = importlib.import_module("taskmint.verify.reward")
@@ -88,10 +88,12 @@ def fixtures() -> tuple[Any, Any, Any]:
 def main() -> None:
     rounds = int(next((a for a in sys.argv[1:] if a.isdigit()), "15"))
     seed, env, task = fixtures()
+    from taskmint.consumer import verify
     from taskmint.sandbox import LocalSandbox
     from taskmint.sandbox.docker import DockerOptions, DockerSandbox
-    from taskmint.sandbox.images import build_base_image, build_environment_image, docker_client
-    from taskmint.verify import verify
+    from taskmint.sandbox.docker.base_image import build_base_image
+    from taskmint.sandbox.docker.client import docker_client
+    from taskmint.sandbox.docker.images import build_environment_image
 
     for attr in (
         "copy_tree",
@@ -110,19 +112,16 @@ def main() -> None:
         from taskmint.runners.adapters import PytestAdapter
 
         timed(PytestAdapter, attr, "adapter.parse")
-    for attr in (
-        "run",
-        "_checkout",
-        "_key",
-        "_run_standby",
-        "_run_in",
-        "_collect",
-        "_checkin",
-        "_prep",
-    ):
+    from taskmint.sandbox.docker import containers, execs, streams
+
+    for attr in ("run", "_key"):
         timed(docker_mod.DockerSandbox, attr, f"docker.{attr}")
-    for attr in ("_pack_inputs", "_unpack_report"):
-        timed(docker_mod, attr)
+    for attr in ("checkout", "checkin"):
+        timed(containers.ContainerPool, attr, f"pool.{attr}")
+    for attr in ("run_standby", "run_cold", "collect", "prepare"):
+        timed(execs.ContainerExecs, attr, f"exec.{attr}")
+    for attr in ("pack_inputs", "unpack_report"):
+        timed(streams, attr)
     from docker.api.client import APIClient
 
     for attr in ("exec_create", "exec_start", "exec_inspect", "kill"):

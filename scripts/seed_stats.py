@@ -1,4 +1,4 @@
-"""Print the README's table of seeds: size, tests, coverage, suite time, tasks minted.
+"""Print the table of seeds in docs/seeds.md: size, tests, coverage, suite time, tasks minted.
 
 Usage: .venv/bin/python scripts/seed_stats.py [DATASET_VERSION_DIR]
 Coverage is measured outside the sandbox with coverage.py (Python) or node's

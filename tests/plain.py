@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree
+from taskmint.files import copy_tree
 from taskmint.records import Environment, SeedApp
 
 __all__ = ["PlainRun", "plain_pytest"]

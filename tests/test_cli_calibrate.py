@@ -9,10 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from flows.resume import ResultStore
+import pytest
+
+from taskmint.cache import ResultStore
 from taskmint.cli import main
 from taskmint.publish import latest_version, load_tasks
 from tests.calibrate.fake_openai_server import FakeOpenAIServer, Hang, Text
+
+pytestmark = pytest.mark.slow  # each test runs the CLI over a real seed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,9 +32,9 @@ def test_calibrate_without_models_reruns_the_reference_solvers(tiny_dataset, tmp
     version = latest_version(tmp_path / "datasets" / "taskmint")
     again = {t.instance_id: t for t in load_tasks(version)}
     assert len(again) == len(load_tasks(tiny_dataset))
-    assert [c.model for c in again[task.instance_id].calibration] == [
-        "reference/null",
-        "reference/oracle",
+    assert [(c.solver_kind, c.solver_name) for c in again[task.instance_id].calibration] == [
+        ("reference", "null"),
+        ("reference", "oracle"),
     ]
 
 
@@ -59,7 +63,7 @@ def test_calibrate_with_a_model_adds_its_row_and_band(tiny_dataset, tmp_path, ca
     assert code == 0, capsys.readouterr().err
     version = latest_version(tmp_path / "datasets" / "taskmint")
     calibrated = {t.instance_id: t for t in load_tasks(version)}[task.instance_id]
-    row = {c.model: c for c in calibrated.calibration}["quitter"]
+    row = {c.label: c for c in calibrated.calibration}["quitter"]
     assert (row.attempts, row.solves) == (2, 0)
     assert calibrated.band == "unsolved"
     assert not calibrated.retired
@@ -93,7 +97,7 @@ def _calibrate_args(tmp_path: Path, task_id: str, dataset: Path, models: Path) -
 def _quitter_row(tmp_path: Path, task_id: str) -> tuple[int, int]:
     version = latest_version(tmp_path / "out" / "datasets" / "taskmint")
     task = {t.instance_id: t for t in load_tasks(version)}[task_id]
-    row = {c.model: c for c in task.calibration}["quitter"]
+    row = {c.label: c for c in task.calibration}["quitter"]
     return row.attempts, row.solves
 
 

@@ -23,7 +23,9 @@ def test_public_api():
         "__version__",
         "load_tasks",
         "verify",
+        "workspace",
     ]
+    assert taskmint.verify is taskmint.consumer.verify  # the function, not the subpackage
 
 
 def test_records_are_frozen_picklable_and_json_round_trip(published_tasks):

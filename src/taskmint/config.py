@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from taskmint.errors import ManifestError
+from taskmint.records import StatementStyle, Strategy, as_strategy
 
 __all__ = [
     "MIN_PYTEST",
@@ -49,9 +50,11 @@ class Knobs:
     callers: Range | None = None
     complexity: Range | None = None
     has_docstring: bool | None = None
-    strategies: tuple[str, ...] | None = None
+    strategies: tuple[Strategy, ...] | None = None
 
     def __post_init__(self) -> None:
+        for name in self.strategies or ():
+            as_strategy(name, error=KnobsError, where="knobs.strategies")
         for f in fields(self):
             if f.name in ("strategies", "has_docstring"):
                 continue
@@ -162,7 +165,7 @@ class PipelineConfig:
     random_seed: int = 0
     shard_rows: int = 500
     reference_solvers: tuple[str, ...] = ("null", "oracle")
-    strategies: tuple[str, ...] = (
+    strategies: tuple[Strategy, ...] = (
         "stub_body",
         "remove_function",
         "remove_class",
@@ -174,7 +177,7 @@ class PipelineConfig:
     models: Path | None = None
     # describe: the style of problem_statement ("spec" or "issue"; both are stored), and the
     # name of a `[[model]]` of the calibration config to reword statements (None: templates)
-    statement_style: str = "spec"
+    statement_style: StatementStyle = "spec"
     describe_model: str | None = None
     # Triage of a seed's original suite: the seed is kept when at least `min_tests` tests pass
     # every original run; a suite with more stable tests than `max_tests` is cut to a selection.
@@ -202,6 +205,8 @@ class PipelineConfig:
             raise ManifestError("broken_runs must be at least 2 to detect flaky results")
         if self.workers < 1:
             raise ManifestError("workers must be at least 1")
+        for name in self.strategies:
+            as_strategy(name, error=ManifestError, where="strategies")
         if self.statement_style not in ("spec", "issue"):
             raise ManifestError(
                 f"statement_style must be 'spec' or 'issue', got {self.statement_style!r}"

@@ -4,36 +4,51 @@ Every record is a frozen, slotted, keyword-only dataclass holding plain data (st
 bool, tuples and nested records), so it pickles, serializes to JSON with `to_json_dict`, and
 is safe to cache. Identifiers are deterministic hashes of their inputs (`stable_id`), so a rerun
 produces the same ids.
+
+It is one module, longer than most, because it is the base every layer reads: split by stage,
+its records would have to import each other across the stages they connect.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-import os
+import pickle
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 __all__ = [
+    "LANGUAGE_NAMES",
+    "STATEMENT_STYLES",
+    "STRATEGY_NAMES",
     "Calibration",
     "Candidate",
     "CodeIndex",
     "Environment",
+    "Features",
+    "Language",
     "Outcome",
     "Reward",
     "RunReport",
     "SeedApp",
     "SeedManifest",
     "SkippedFile",
+    "SolverKind",
+    "StatementStyle",
+    "Strategy",
     "Task",
     "TestResult",
     "Unit",
     "Verdict",
     "VerdictStatus",
+    "as_language",
+    "as_statement_style",
+    "as_strategy",
     "from_json_dict",
     "stable_id",
     "to_json_dict",
@@ -57,6 +72,52 @@ VerdictStatus = Literal[
     "excise_failed",  # the edit could not be made
     "leaky_description",  # no statement or hint could be written without the removed code
 ]
+
+
+Language = Literal["python", "javascript", "typescript", "go", "rust"]
+# The edits `excise` makes: the Python strategies, and `remove_method` of tree-sitter languages.
+Strategy = Literal[
+    "stub_body",
+    "remove_function",
+    "remove_class",
+    "remove_block",
+    "feature_cluster",
+    "remove_method",
+]
+StatementStyle = Literal["spec", "issue"]
+
+LANGUAGE_NAMES: tuple[Language, ...] = typing.get_args(Language)
+STRATEGY_NAMES: tuple[Strategy, ...] = typing.get_args(Strategy)
+STATEMENT_STYLES: tuple[StatementStyle, ...] = typing.get_args(StatementStyle)
+
+
+def _member(
+    value: object, allowed: tuple[str, ...], what: str, error: type[Exception], where: str
+) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        prefix = f"{where}: " if where else ""
+        raise error(f"{prefix}unknown {what} {value!r}; choose one of {', '.join(allowed)}")
+    return value
+
+
+def as_language(value: object, *, error: type[Exception] = ValueError, where: str = "") -> Language:
+    """`value` as a `Language`, else `error` naming the languages (`where` it came from first)."""
+    return typing.cast(Language, _member(value, LANGUAGE_NAMES, "language", error, where))
+
+
+def as_strategy(value: object, *, error: type[Exception] = ValueError, where: str = "") -> Strategy:
+    """`value` as a `Strategy`, else `error` naming the strategies (`where` it came from first)."""
+    return typing.cast(Strategy, _member(value, STRATEGY_NAMES, "strategy", error, where))
+
+
+def as_statement_style(
+    value: object, *, error: type[Exception] = ValueError, where: str = ""
+) -> StatementStyle:
+    """`value` as a `StatementStyle`, else `error` naming the styles (`where` it came from
+    first)."""
+    return typing.cast(
+        StatementStyle, _member(value, STATEMENT_STYLES, "statement style", error, where)
+    )
 
 
 def stable_id(*parts: object, length: int = 16) -> str:
@@ -137,7 +198,7 @@ class Unit:
     body_lines: int
     is_async: bool = False
     decorators: tuple[str, ...] = ()
-    language: str = "python"
+    language: Language = "python"
 
 
 @dataclass(**_FROZEN)
@@ -158,14 +219,83 @@ class CodeIndex:
 
 
 @dataclass(**_FROZEN)
+class Features:
+    """The static difficulty features of a candidate, and of the task minted from it.
+
+    One published column each (the `features` struct of the `tasks` config, in field order);
+    None: not measured for this edit (a null in the dataset).
+    """
+
+    lines_removed: int  # lines the breaking patch removes
+    units: int  # functions, methods and classes the edit touches
+    files: int  # files the edit touches
+    complexity: int  # cyclomatic complexity of the removed code (summed over units)
+    callers: int  # units of the seed that call the removed code (the call graph's centrality)
+    has_docstring: bool  # the removed unit(s) have a docstring
+    whole_class: bool | None = None  # remove_class (Python): the class went (False: its methods)
+    scope_change: bool | None = None  # remove_block: the removal changed the function's locals
+    fail_to_pass: int | None = None  # a task's FAIL_TO_PASS count (None on a candidate)
+
+    def as_pairs(self) -> tuple[tuple[str, float], ...]:
+        """(name, value) of every measured feature as floats, in column order: the form a
+        model fitted on features by name reads (`calibrate.predictor`)."""
+        return tuple(
+            (f.name, float(value))
+            for f in dataclasses.fields(self)
+            if (value := getattr(self, f.name)) is not None
+        )
+
+    @classmethod
+    def from_floats(cls, values: Mapping[str, float | None]) -> Features | None:
+        """The record of its published values by name (floats, None for a null), exactly as
+        published; None when no feature was measured. Names that are no field are ignored.
+
+        Raises `ValueError` for values no `Features` publishes: a fraction for a count, a
+        flag other than 0 or 1, or some required features null while others are set.
+        """
+        kwargs: dict[str, int | bool] = {}
+        for name, kind in _feature_kinds().items():
+            value = values.get(name)
+            if value is None:
+                continue
+            if kind is bool and value in (0.0, 1.0):
+                kwargs[name] = value == 1.0
+            elif kind is int and float(value).is_integer():
+                kwargs[name] = int(value)
+            else:
+                wanted = "0 or 1" if kind is bool else "a whole number"
+                raise ValueError(f"feature {name} is {value!r}, not {wanted}")
+        if not kwargs:
+            return None
+        missing = [
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.name not in kwargs
+        ]
+        if missing:
+            raise ValueError(f"features {', '.join(missing)} are null while others are set")
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+
+@functools.cache
+def _feature_kinds() -> dict[str, type]:
+    """Each field of `Features` -> `int` or `bool` (a published float converts back to it)."""
+    hints = typing.get_type_hints(Features)
+    return {
+        f.name: bool if bool in (hints[f.name], *typing.get_args(hints[f.name])) else int
+        for f in dataclasses.fields(Features)
+    }
+
+
+@dataclass(**_FROZEN)
 class Candidate:
     """An edit that removes a feature, with the diffs that break and restore it."""
 
     candidate_id: str
     snapshot_id: str
     seed: str
-    language: str
-    strategy: str
+    language: Language
+    strategy: Strategy
     units: tuple[str, ...]  # qualified names, "path::Qual.name"
     files: tuple[str, ...]
     breaking_patch: str  # original -> broken, `git diff` form
@@ -173,7 +303,7 @@ class Candidate:
     removed_code: str  # the lines the edit removed, for leak checks
     signature: str = ""
     docstring: str | None = None
-    features: tuple[tuple[str, float], ...] = ()  # static difficulty features
+    features: Features | None = None  # static difficulty features (None: not measured)
     # (file, first line, last line) of the original code the edit removed, for test selection
     spans: tuple[tuple[str, int, int], ...] = ()
 
@@ -243,11 +373,21 @@ class Verdict:
         return self.status == "accepted"
 
 
+SolverKind = Literal["reference", "model"]
+
+
 @dataclass(**_FROZEN)
 class Calibration:
-    """How often one solver (a model or a reference solver) solved a task."""
+    """How often one solver solved a task: a reference solver (`null`, `oracle`), or a
+    configured model given the task's first `hint_level` hints.
 
-    model: str
+    `label` names the row as people write it (`reference/null`, `gpt-x`, `gpt-x@hint2`): for
+    display and for solver names given on the command line, never stored.
+    """
+
+    solver_kind: SolverKind
+    solver_name: str  # the reference solver's name, or the model's configured name
+    hint_level: int  # hints the solver was given (0 for a reference solver)
     attempts: int
     solves: int
     rate: float
@@ -256,6 +396,43 @@ class Calibration:
     date: str
     tokens: int = 0
     cost: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """`reference/<name>`, `<model>` or `<model>@hint<K>` (see `format_label`)."""
+        return Calibration.format_label(self.solver_kind, self.solver_name, self.hint_level)
+
+    @staticmethod
+    def format_label(kind: SolverKind, name: str, hint_level: int = 0) -> str:
+        """The label of a (solver kind, name, hint level) row."""
+        if kind == "reference":
+            return f"reference/{name}"
+        return name if hint_level == 0 else f"{name}@hint{hint_level}"
+
+    @staticmethod
+    def parse_label(label: str) -> tuple[SolverKind, str, int]:
+        """(solver kind, name, hint level) of a label: a solver named on the command line, or
+        the one `model` string of rows written before the solver had fields of its own."""
+        if label.startswith("reference/"):
+            return "reference", label.removeprefix("reference/"), 0
+        name, sep, level = label.rpartition("@hint")
+        if sep and name and level.isdigit():
+            return "model", name, int(level)
+        return "model", label, 0
+
+    def __setstate__(self, state: list[Any]) -> None:
+        # A pickle is the field values in order (dataclass slots). One made before the solver
+        # had fields of its own (a stored result of an older run) starts with its label
+        # instead: it is upgraded, so the stored result is reused rather than misread.
+        names = [f.name for f in dataclasses.fields(self)]
+        if len(state) == len(names) - 2 and isinstance(state[0], str):
+            state = [*Calibration.parse_label(state[0]), *state[1:]]
+        if len(state) != len(names):
+            raise pickle.UnpicklingError(
+                f"a Calibration pickled by another taskmint ({len(state)} fields, not {len(names)})"
+            )
+        for name, value in zip(names, state, strict=True):
+            object.__setattr__(self, name, value)
 
 
 @dataclass(**_FROZEN)
@@ -281,8 +458,8 @@ class Task:
     seed: str
     snapshot_id: str
     env_id: str
-    language: str
-    strategy: str
+    language: Language
+    strategy: Strategy
     units: tuple[str, ...]
     files: tuple[str, ...]
     problem_statement: str
@@ -295,7 +472,7 @@ class Task:
     source_paths: tuple[str, ...]
     test_command: str
     removed_code: str
-    features: tuple[tuple[str, float], ...] = ()
+    features: Features | None = None  # the candidate's, with fail_to_pass (None: not measured)
     calibration: tuple[Calibration, ...] = ()
     flaky_tests: tuple[str, ...] = ()
     validation_runs: int = 0
@@ -307,7 +484,7 @@ class Task:
     original_runs: int = 0  # runs of the original suite (declared, reversed, shuffled orders)
     broken_runs: int = 0  # runs of the broken tree
     dropped_tests: tuple[str, ...] = ()  # mixed results on the broken tree (in neither list)
-    statement_style: str = "spec"  # the style of problem_statement: "spec" or "issue"
+    statement_style: StatementStyle = "spec"  # the style of problem_statement
     statement_spec: str = ""  # the template statement as a precise specification
     statement_issue: str = ""  # the template statement as a user's issue report
     statement_source: str = "template"  # who wrote problem_statement: "template" or "llm:<model>"
@@ -316,23 +493,23 @@ class Task:
     # Where a loaded task came from (a dataset version URL); set by the loader, never published.
     origin: str = field(default="", compare=False)
 
-    def workspace(
-        self,
-        dest: str | os.PathLike[str],
-        *,
-        cache_dir: str | os.PathLike[str] | None = None,
-        storage_options: dict[str, Any] | None = None,
-    ) -> Path:
-        """Write the policy's view of this task (the broken tree) into the empty folder `dest`.
-
-        The seed snapshot comes from the `environments` config of the version the task was
-        loaded from (`origin`), unpacked once per snapshot hash under `cache_dir`.
-        """
-        from taskmint.publish.loader import materialize_workspace
-
-        return materialize_workspace(
-            self, Path(dest), cache_dir=cache_dir, storage_options=storage_options
-        )
+    def __setstate__(self, state: list[Any]) -> None:
+        # A pickle is the field values in order (dataclass slots). One made before `features`
+        # was a record (a stored result of an older run) holds (name, value) pairs there: they
+        # are upgraded, so the stored result is reused rather than misread.
+        names = [f.name for f in dataclasses.fields(self)]
+        if len(state) != len(names):
+            raise pickle.UnpicklingError(
+                f"a Task pickled by another taskmint ({len(state)} fields, not {len(names)})"
+            )
+        values = dict(zip(names, state, strict=True))
+        if isinstance(values["features"], tuple):
+            try:
+                values["features"] = Features.from_floats(dict(values["features"]))
+            except ValueError as exc:
+                raise pickle.UnpicklingError(f"a Task pickled by another taskmint: {exc}") from None
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
 
 T = TypeVar("T")

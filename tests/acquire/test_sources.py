@@ -258,7 +258,7 @@ def test_a_pypi_sdist_is_unpacked_safely_and_detected(tmp_path):
 
 
 def test_a_docker_image_seed_snapshots_like_the_folder(tmp_path):
-    from taskmint.sandbox.images import docker_client
+    from taskmint.sandbox.docker.client import docker_client
 
     try:
         client = docker_client()

@@ -4,7 +4,7 @@ Every seed in `seed_apps/pypi_seeds.toml` is downloaded (pinned version, sdist o
 safely, given its pinned taskmint.toml, installed from the wheelhouse (never the package itself),
 triaged (failing and flaky tests excluded), and minted from by the real Prefect flow.
 Printed: a Markdown table per seed (tests kept / excluded, candidates, accepted, yield, wall
-time), the one in the README's "Pull real-world seeds" section.
+time), the one in docs/seeds.md and docs/benchmarks.md.
 
 Run: `make bench-pypi`. Knobs: TASKMINT_BENCH_CANDIDATES (per seed, default 12),
 TASKMINT_BENCH_OUTPUT (default output/bench-pypi; its cache is reused between runs, delete it
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_pypi_seeds_pipeline() -> None:
-    from flows.refresh import run_refresh
+    from taskmint.flows.refresh import run_refresh
 
     out = Path(os.environ.get("TASKMINT_BENCH_OUTPUT", ROOT / "output" / "bench-pypi"))
     config = load_config(

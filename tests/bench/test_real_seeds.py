@@ -46,12 +46,14 @@ from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import CoverageMap, coverage_map
-from taskmint.pipeline import apply_leak_scan, mint_candidate, older_pytest
+from taskmint.pipeline import MintResult, older_pytest
+from taskmint.pipeline.mint import describe_and_reference, leaks_in
 from taskmint.records import Environment, SeedApp
 from taskmint.sandbox import LocalSandbox
 from taskmint.sandbox.base import RunResult, RunSpec
 from taskmint.validate import Baseline, run_baseline, validate_batch
 from taskmint.validate.baseline import seed_report
+from taskmint.verify import Grader
 from tests.plain import plain_pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,16 +205,20 @@ def _one(source: Any, config: PipelineConfig, candidates: int) -> dict[str, Any]
         workers=config.workers,
     )
     by_id = {v.candidate_id: v for v in verdicts}
+    accepted = [c for c in made if by_id[c.candidate_id].accepted]
+    leaks = leaks_in(accepted, seed, env, box, config)
+    grade = Grader(seed=seed, env=env, sandbox=box, limits=limits, config=config.verify)
+
+    def mint(c: Any) -> MintResult:
+        verdict = by_id[c.candidate_id]
+        if not verdict.accepted:
+            return MintResult(verdict=verdict)
+        if c.candidate_id in leaks:
+            return MintResult(verdict=dataclasses.replace(verdict, status="leak"))
+        return describe_and_reference(c, verdict, seed, env, config, grade)
+
     with ThreadPoolExecutor(config.workers) as pool:
-        results = list(
-            pool.map(
-                lambda c: mint_candidate(
-                    c, seed, env, baseline, box, config, cmap, verdict=by_id.get(c.candidate_id)
-                ),
-                made,
-            )
-        )
-    results = apply_leak_scan(results, {c.candidate_id: c for c in made}, seed, env, box, config)
+        results = list(pool.map(mint, made))
     host, sandbox = _cpu() - cpu, box.seconds
     strategies: dict[str, list[int]] = {}
     rejected: dict[str, int] = {}

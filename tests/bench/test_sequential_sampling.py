@@ -29,12 +29,9 @@ import pytest
 
 from taskmint.calibrate.bands import band_edges, band_of
 from taskmint.calibrate.models import DEFAULT_BANDS
-from taskmint.calibrate.sequential import (
-    _GRID,
-    SequentialPolicy,
-    run_sequential,
-    stopping_table,
-)
+from taskmint.calibrate.policy import SequentialPolicy
+from taskmint.calibrate.posterior import GRID, stopping_table
+from taskmint.calibrate.sequential import run_sequential
 
 TASKS = 1000
 ABILITIES = np.array([-1.0, 0.0, 0.8, 1.6])
@@ -170,8 +167,8 @@ def _floor(truth: np.ndarray, label: str) -> tuple[float, float]:
     the prior is the histogram of the true rates, at 5% expected misplacement."""
     ratios, errors = [], []
     for m in range(truth.shape[1]):
-        cell = np.clip(np.searchsorted(_GRID, truth[:, m]), 0, len(_GRID) - 1)
-        prior = np.bincount(cell, minlength=len(_GRID)) / truth.shape[0]
+        cell = np.clip(np.searchsorted(GRID, truth[:, m]), 0, len(GRID) - 1)
+        prior = np.bincount(cell, minlength=len(GRID)) / truth.shape[0]
         policy = SequentialPolicy(target_error=0.05, label=label)  # type: ignore[arg-type]
         table = stopping_table(prior, policy)
         ratios.append(table.expected_attempts / K_FIXED)

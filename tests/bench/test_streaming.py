@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from taskmint.publish import publish
-from taskmint.records import Calibration, Task
+from taskmint.records import Calibration, Features, Task
 
 SIZES = (10_000, 100_000)
 _WORDS = [
@@ -100,10 +100,20 @@ def synthetic(n: int, seed: int = 0) -> list[Task]:
                 source_paths=("pkg",),
                 test_command="python -m pytest -p no:cacheprovider tests",
                 removed_code=_text(rng, 400),
-                features=(("lines_removed", float(rng.randint(2, 60))), ("units", 1.0)),
+                features=Features(
+                    lines_removed=rng.randint(2, 60),
+                    units=1,
+                    files=1,
+                    complexity=3,
+                    callers=1,
+                    has_docstring=True,
+                    fail_to_pass=3,
+                ),
                 calibration=tuple(
                     Calibration(
-                        model=m,
+                        solver_kind="model",
+                        solver_name=m,
+                        hint_level=0,
                         attempts=8,
                         solves=rng.randint(0, 8),
                         rate=0.5,

@@ -39,11 +39,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from taskmint.acquire import acquire
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.acquire.sources import acquire_source, load_seed_sources
 from taskmint.config import Limits, PipelineConfig, SandboxConfig
 from taskmint.envs import build_environment
 from taskmint.excise import excise
+from taskmint.files import copy_tree
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
 from taskmint.patches import apply_patch

@@ -12,9 +12,9 @@ import statistics
 import time
 
 from taskmint.config import SandboxConfig
+from taskmint.consumer import verify
 from taskmint.publish import load_seed
 from taskmint.sandbox import LocalSandbox
-from taskmint.verify import verify
 from tests.conftest import LIMITS
 
 ROUNDS = 9

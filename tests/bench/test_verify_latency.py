@@ -16,14 +16,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
+from taskmint.consumer import verify
+from taskmint.files import copy_tree
 from taskmint.patches import apply_patch
 from taskmint.records import Environment, SeedApp, Task
 from taskmint.sandbox import LocalSandbox, Sandbox
 from taskmint.sandbox.docker import DockerOptions, DockerSandbox
-from taskmint.sandbox.images import build_base_image, build_environment_image, docker_client
-from taskmint.verify import verify
+from taskmint.sandbox.docker.base_image import build_base_image
+from taskmint.sandbox.docker.client import docker_client
+from taskmint.sandbox.docker.images import build_environment_image
 
 ROUNDS = 7
 POOL = 2  # warm containers: one serves while the other is reset and its interpreter preloads

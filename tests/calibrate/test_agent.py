@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.calibrate.agent import NUDGE, Attempt, make_client, prompt_for, run_attempt
+from taskmint.calibrate.endpoint import make_client
 from taskmint.calibrate.models import AgentBudget, ModelConfig
+from taskmint.calibrate.results import Attempt
+from taskmint.calibrate.rollout import NUDGE, prompt_for, run_attempt
 from taskmint.calibrate.tools import SandboxTests, Toolbox, workspace_diff
 from taskmint.publish import load_seed
 from taskmint.verify import policy_view

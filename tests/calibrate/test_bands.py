@@ -9,13 +9,22 @@ import pytest
 from taskmint.calibrate.bands import band_edges, band_of, is_retired, overall_band
 from taskmint.calibrate.models import DEFAULT_BANDS, CalibrationConfig
 from taskmint.errors import ManifestError
-from taskmint.records import Calibration
+from taskmint.records import Calibration, SolverKind
 
 
-def _row(model: str, rate: float, attempts: int = 10) -> Calibration:
+def _row(
+    name: str,
+    rate: float,
+    attempts: int = 10,
+    *,
+    hint_level: int = 0,
+    kind: SolverKind = "model",
+) -> Calibration:
     solves = round(rate * attempts)
     return Calibration(
-        model=model,
+        solver_kind=kind,
+        solver_name=name,
+        hint_level=hint_level,
         attempts=attempts,
         solves=solves,
         rate=solves / attempts,
@@ -59,18 +68,23 @@ def test_custom_bands_are_validated() -> None:
 
 
 def test_a_task_every_model_solves_at_90_percent_is_retired() -> None:
-    rows = [_row("a", 0.9), _row("b", 1.0), _row("reference/oracle", 1.0, attempts=1)]
+    rows = [_row("a", 0.9), _row("b", 1.0), _row("oracle", 1.0, 1, kind="reference")]
     assert is_retired(rows, ["a", "b"])
     assert not is_retired(rows, ["a", "b", "c"])  # c never ran: keep the task
     assert not is_retired([_row("a", 0.9), _row("b", 0.8)], ["a", "b"])
     assert not is_retired(rows, [])
     # a hint row does not count as solving the task
-    assert not is_retired([_row("a", 0.9), _row("b@hint2", 1.0)], ["a", "b"])
+    assert not is_retired([_row("a", 0.9), _row("b", 1.0, hint_level=2)], ["a", "b"])
+    # a reference solver is no model, whatever the names
+    assert not is_retired([_row("a", 1.0, kind="reference")], ["a"])
     assert is_retired([_row("a", 0.8)], ["a"], retire_at=0.75)
 
 
 def test_overall_band_is_the_best_models_band() -> None:
-    rows = [_row("weak", 0.0), _row("strong", 0.6), _row("strong@hint1", 1.0)]
+    rows = [_row("weak", 0.0), _row("strong", 0.6), _row("strong", 1.0, hint_level=1)]
     assert overall_band(rows) == "medium"
     assert overall_band(rows, models=["weak"]) == "unsolved"
-    assert overall_band([_row("reference/oracle", 1.0, attempts=1)]) is None
+    assert overall_band([_row("oracle", 1.0, 1, kind="reference")]) is None
+    # the kind decides, not the name: a model may be called anything (names with "/" or "@")
+    odd = [_row("reference/oracle", 0.6), _row("org/m@hint1", 0.1)]
+    assert overall_band(odd) == "medium" and is_retired(odd, ["org/m@hint1"], retire_at=0.1)

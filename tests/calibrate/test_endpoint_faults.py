@@ -22,14 +22,16 @@ from typing import Any
 
 import pytest
 
-from taskmint.calibrate import agent
-from taskmint.calibrate.agent import Attempt, make_client, run_attempt
+from taskmint.calibrate import campaign
+from taskmint.calibrate.endpoint import make_client
 from taskmint.calibrate.models import (
     AgentBudget,
     CalibrationConfig,
     ModelConfig,
     load_calibration_config,
 )
+from taskmint.calibrate.results import Attempt
+from taskmint.calibrate.rollout import run_attempt
 from taskmint.cli import main
 from taskmint.publish import latest_version, load_tasks
 from tests.calibrate.fake_openai_server import (
@@ -44,6 +46,8 @@ from tests.calibrate.fake_openai_server import (
     ToolCalls,
 )
 from tests.conftest import LIMITS
+
+pytestmark = pytest.mark.slow  # each test runs the CLI over a real seed
 
 TIMEOUT = 1.0  # seconds per request
 BUDGET = AgentBudget(
@@ -265,7 +269,7 @@ def test_calibrate_finishes_and_publishes_the_healthy_models_rows(
     rows: dict[str, Any] = {}
     if published:
         calibrated = {t.instance_id: t for t in load_tasks(latest_version(versions))}
-        rows = {c.model: c for c in calibrated[task.instance_id].calibration}
+        rows = {c.label: c for c in calibrated[task.instance_id].calibration}
     table[name].update(
         {
             "exit code / finished": f"{code} / {'yes' if code == 0 else 'no'}",
@@ -338,19 +342,19 @@ def test_an_attempt_that_raises_is_an_infra_error_of_its_own_model(
 ):
     """Whatever escapes `run_attempt` is recorded on the attempt; the other models go on."""
     task, seed = task_and_seed
-    real = agent.run_attempt
+    real = campaign.run_attempt
 
     def flaky(task, *, model, **kw):  # type: ignore[no-untyped-def]
         if model.name == "broken":
             raise RuntimeError("the sandbox fell over")
         return real(task, model=model, **kw)
 
-    monkeypatch.setattr(agent, "run_attempt", flaky)
+    monkeypatch.setattr(campaign, "run_attempt", flaky)
     models = tuple(
         ModelConfig(name=name, base_url=healthy.base_url, model=f"m/{name}", budget=BUDGET)
         for name in ("solver", "broken", "quitter")
     )
-    [result] = agent.calibrate_models(
+    [result] = campaign.calibrate_models(
         [task],
         config=CalibrationConfig(models=models, cap=2, min_attempts=2),
         seed_for=lambda t: seed,
@@ -360,7 +364,7 @@ def test_an_attempt_that_raises_is_an_infra_error_of_its_own_model(
         environ={},
         workdir=tmp_path,
     )
-    rows = {c.model: c for c in result.calibrations}
+    rows = {c.label: c for c in result.calibrations}
     assert set(rows) == {"solver", "quitter"}
     assert (rows["solver"].solves, rows["solver"].attempts) == (2, 2)
     assert (rows["quitter"].solves, rows["quitter"].attempts) == (0, 2)

@@ -9,15 +9,11 @@ import numpy as np
 import pytest
 
 from taskmint.calibrate.bands import band_edges
+from taskmint.calibrate.joint import JointFit, fit_joint, joint_band_posterior
 from taskmint.calibrate.models import DEFAULT_BANDS, CalibrationConfig, load_calibration_config
-from taskmint.calibrate.sequential import (
-    JointFit,
-    SequentialPolicy,
-    fit_joint,
-    fit_prior,
-    joint_band_posterior,
-    run_sequential,
-)
+from taskmint.calibrate.policy import SequentialPolicy
+from taskmint.calibrate.posterior import fit_prior
+from taskmint.calibrate.sequential import run_sequential
 from taskmint.errors import ManifestError
 
 ABILITIES = np.array([-1.0, 0.0, 0.8, 1.6])

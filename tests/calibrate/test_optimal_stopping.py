@@ -9,18 +9,15 @@ import pytest
 
 from taskmint.calibrate.bands import band_edges
 from taskmint.calibrate.models import load_calibration_config
-from taskmint.calibrate.sequential import (
-    _GRID,
-    SequentialPolicy,
-    run_sequential,
-    stopping_table,
-)
+from taskmint.calibrate.policy import SequentialPolicy
+from taskmint.calibrate.posterior import GRID, stopping_table
+from taskmint.calibrate.sequential import run_sequential
 from taskmint.errors import ManifestError
 
 
 def _prior(rates: np.ndarray) -> np.ndarray:
-    cell = np.clip(np.searchsorted(_GRID, rates), 0, len(_GRID) - 1)
-    return np.bincount(cell, minlength=len(_GRID)) / len(rates)
+    cell = np.clip(np.searchsorted(GRID, rates), 0, len(GRID) - 1)
+    return np.bincount(cell, minlength=len(GRID)) / len(rates)
 
 
 def _simulate(table, rates: np.ndarray, policy: SequentialPolicy, seed: int) -> tuple[float, float]:

@@ -14,6 +14,20 @@ from taskmint.calibrate.predictor import (
     cross_validate,
     fit_predictor,
 )
+from taskmint.records import Features
+
+
+def _features(lines: int, complexity: int, fail_to_pass: int | None = None) -> Features:
+    """Features that vary in lines and complexity only (the rest is the same for every task)."""
+    return Features(
+        lines_removed=lines,
+        units=1,
+        files=1,
+        complexity=complexity,
+        callers=0,
+        has_docstring=False,
+        fail_to_pass=fail_to_pass,
+    )
 
 
 def _tasks(published_tasks, n: int = 120, seed: int = 0):
@@ -27,11 +41,7 @@ def _tasks(published_tasks, n: int = 120, seed: int = 0):
         score = lines / 40 + complexity / 12 + rng.gauss(0, 0.15)
         label = "easy" if score < 0.7 else "hard" if score < 1.3 else "frontier"
         lang = rng.choice(["python", "javascript"])
-        features = (
-            ("lines_removed", float(lines)),
-            ("complexity", float(complexity)),
-            ("fail_to_pass", float(rng.randint(1, 5))),
-        )
+        features = _features(lines, complexity, rng.randint(1, 5))
         tasks.append(
             dataclasses.replace(base, instance_id=f"t{i}", features=features, language=lang)
         )
@@ -48,8 +58,8 @@ def test_the_predictor_learns_a_band_from_static_features(published_tasks) -> No
     model = fit_predictor(tasks, labels)
     assert set(model.classes) == {"easy", "hard", "frontier"}
     assert "language=javascript" in model.feature_names and "f:complexity" in model.feature_names
-    easy = dataclasses.replace(tasks[0], features=(("lines_removed", 2.0), ("complexity", 1.0)))
-    hard = dataclasses.replace(tasks[0], features=(("lines_removed", 40.0), ("complexity", 12.0)))
+    easy = dataclasses.replace(tasks[0], features=_features(2, 1))
+    hard = dataclasses.replace(tasks[0], features=_features(40, 12))
     assert model.predict([easy, hard]) == ["easy", "frontier"]
     probs = model.probabilities([easy])[0]
     assert sum(probs.values()) == pytest.approx(1.0)

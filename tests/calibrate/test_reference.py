@@ -20,10 +20,11 @@ def test_reference_solvers_pass_and_fail(published_tasks):
     good = lambda t, patch, fast: Reward(reward=1.0 if patch else 0.0, reason="")  # noqa: E731
     calibration, failure = calibrate_reference(task, good, today="2026-01-01")
     assert failure is None
-    assert [(c.model, c.solves) for c in calibration] == [
-        ("reference/null", 0),
-        ("reference/oracle", 1),
+    assert [(c.solver_kind, c.solver_name, c.hint_level, c.solves) for c in calibration] == [
+        ("reference", "null", 0, 0),
+        ("reference", "oracle", 0, 1),
     ]
+    assert [c.label for c in calibration] == ["reference/null", "reference/oracle"]
     always = lambda t, patch, fast: Reward(reward=1.0, reason="ok")  # noqa: E731
     _, failure = calibrate_reference(task, always)
     assert failure is not None and failure.startswith("null solver got reward 1.0")
@@ -32,6 +33,6 @@ def test_reference_solvers_pass_and_fail(published_tasks):
 @pytest.mark.parametrize("solver", ["null", "oracle"])
 def test_published_tasks_carry_reference_calibration(published_tasks, solver):
     for task in published_tasks:
-        cal = {c.model: c for c in task.calibration}[f"reference/{solver}"]
+        cal = {(c.solver_kind, c.solver_name): c for c in task.calibration}["reference", solver]
         assert cal.attempts == 1
         assert cal.solves == (1 if solver == "oracle" else 0)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from taskmint.calibrate.agent import calibrate_models
+from taskmint.calibrate.campaign import calibrate_models
 from taskmint.calibrate.models import (
     AgentBudget,
     CalibrationConfig,
@@ -18,12 +18,9 @@ from taskmint.calibrate.models import (
     load_calibration_config,
     resolve_api_key,
 )
-from taskmint.calibrate.sequential import (
-    SequentialPolicy,
-    band_posterior,
-    fit_prior,
-    run_sequential,
-)
+from taskmint.calibrate.policy import SequentialPolicy
+from taskmint.calibrate.posterior import band_posterior, fit_prior
+from taskmint.calibrate.sequential import run_sequential
 from taskmint.errors import ManifestError
 from taskmint.publish import load_seed
 from tests.calibrate.fake_openai_server import Call, FakeOpenAIServer, Text, ToolCalls
@@ -219,8 +216,13 @@ def test_calibrating_a_task_against_two_models_with_a_hint_ladder(
             today="2025-06-01",
             workdir=tmp_path,
         )
-    rows = {c.model: c for c in result.calibrations}
-    assert set(rows) == {"solver", "solver@hint1", "giver", "giver@hint1"}
+    assert {(c.solver_kind, c.solver_name, c.hint_level) for c in result.calibrations} == {
+        ("model", "solver", 0),
+        ("model", "solver", 1),
+        ("model", "giver", 0),
+        ("model", "giver", 1),
+    }
+    rows = {c.solver_name: c for c in result.calibrations if c.hint_level == 0}
     assert rows["solver"].solves == rows["solver"].attempts == 3 and rows["solver"].rate == 1.0
     assert rows["giver"].solves == 0 and rows["giver"].attempts == 3
     assert rows["solver"].date == "2025-06-01" and rows["solver"].tokens > 0

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.calibrate.agent import make_client, run_attempt
+from taskmint.calibrate.endpoint import make_client
 from taskmint.calibrate.models import AgentBudget, ModelConfig
-from taskmint.cli import _verifier, main
+from taskmint.calibrate.rollout import run_attempt
+from taskmint.cli import main
 from taskmint.config import VerifyConfig
 from taskmint.patches import unified_diff
 from taskmint.publish import latest_version, load_tasks
+from taskmint.verify import Grader
 from tests.calibrate.fake_openai_server import Call, FakeOpenAIServer, Forever, ToolCalls
 from tests.conftest import LIMITS
 
@@ -79,12 +81,12 @@ def test_taskmint_verify_honours_scan_zeroes_reward(
     assert strict["passed"] == strict["expected"]  # the tests still passed
 
 
-def test_the_reference_verifier_of_taskmint_calibrate_honours_it(
+def test_the_grader_of_the_reference_solvers_honours_it(
     task_and_seed, flagged_patch, tiny_env, sandbox
 ):
     task, seed = task_and_seed
-    strict = _verifier(seed, tiny_env, sandbox, LIMITS, STRICT)
-    lenient = _verifier(seed, tiny_env, sandbox, LIMITS, VerifyConfig())
+    strict = Grader(seed=seed, env=tiny_env, sandbox=sandbox, limits=LIMITS, config=STRICT)
+    lenient = Grader(seed=seed, env=tiny_env, sandbox=sandbox, limits=LIMITS, config=VerifyConfig())
     assert strict(task, flagged_patch, False).reward == 0.0
     assert lenient(task, flagged_patch, False).reward == 1.0
 
@@ -134,5 +136,5 @@ def test_taskmint_calibrate_grades_model_attempts_with_it(
     assert code == 0, capsys.readouterr().err
     version = latest_version(cli_root / "datasets" / "strict")
     calibrated = {t.instance_id: t for t in load_tasks(version)}[task.instance_id]
-    row = {c.model: c for c in calibrated.calibration}["solver"]
+    row = {c.label: c for c in calibrated.calibration}["solver"]
     assert (row.solves, row.attempts) == (0, 2)  # the flagged patch earns nothing

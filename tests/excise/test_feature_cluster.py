@@ -78,8 +78,8 @@ def test_candidate_stubs_every_unit_and_records_every_span(tmp_path):
         ("pkg/parse.py", 7, 8),
         ("pkg/render.py", 2, 3),
     )
-    feats = dict(cand.features)
-    assert feats["units"] == 3 and feats["files"] == 2
+    assert cand.features is not None
+    assert cand.features.units == 3 and cand.features.files == 2
     assert cand.breaking_patch.count("+    raise NotImplementedError") == 3
     edits = stub_units(ctx.sources, [u for u in ctx.index.units if u.qualname != "hub"])
     assert edits["pkg/parse.py"].count(b"raise NotImplementedError") == 2

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
 
-from taskmint.excise.knobs import FEATURES, Knobs, KnobsError, features_of, matches
-from taskmint.excise.strategy import STRATEGIES, candidates_for
+from taskmint.config import PipelineConfig
+from taskmint.errors import ManifestError
+from taskmint.excise.knobs import Knobs, KnobsError, matches
+from taskmint.excise.select import STRATEGIES, candidates_for
 from taskmint.index.coverage import CoverageMap
-from taskmint.records import Candidate
+from taskmint.records import Candidate, Features
 from tests.excise.test_remove_function import make_ctx
 
 SOURCE = """\
@@ -47,26 +50,45 @@ def test_knob_ranges_are_checked():
         Knobs(files=(3, 1))
     with pytest.raises(KnobsError, match="pair"):
         Knobs(units=(1,))  # type: ignore[arg-type]
+    with pytest.raises(KnobsError, match=r"knobs\.strategies: unknown strategy 'stub'"):
+        Knobs(strategies=("stub",))  # type: ignore[arg-type]
+    with pytest.raises(ManifestError, match="strategies: unknown strategy 'remove_blocks'"):
+        PipelineConfig(strategies=("remove_blocks",))  # type: ignore[arg-type]
+
+
+def test_every_feature_knob_names_a_feature():
+    """`matches` reads the feature a knob ranges over by the knob's name."""
+    knobs = {f.name for f in dataclasses.fields(Knobs)} - {"strategies"}
+    assert knobs <= {f.name for f in dataclasses.fields(Features)}
 
 
 def test_matches_checks_every_range_and_the_strategy():
-    feats = {
-        "lines_removed": 12.0,
-        "units": 1.0,
-        "files": 1.0,
-        "callers": 4.0,
-        "complexity": 3.0,
-        "has_docstring": 1.0,
-        "strategy": "remove_block",
-    }
-    assert matches(feats, Knobs())
-    assert matches(feats, Knobs(files=(1, 3), lines_removed=(10, None)))
-    assert not matches(feats, Knobs(lines_removed=(None, 11)))
-    assert not matches(feats, Knobs(callers=(5, None)))
-    assert not matches(feats, Knobs(strategies=("stub_body",)))
-    assert matches(feats, Knobs(strategies=("remove_block",), has_docstring=True))
-    assert not matches(feats, Knobs(has_docstring=False))
-    assert not matches({"units": 1.0}, Knobs(files=(1, 2)))  # a missing feature fails
+    cand = Candidate(
+        candidate_id="c",
+        snapshot_id="s",
+        seed="seed",
+        language="python",
+        strategy="remove_block",
+        units=("m.py::f",),
+        files=("m.py",),
+        breaking_patch="",
+        gold_patch="",
+        removed_code="",
+        features=Features(
+            lines_removed=12, units=1, files=1, callers=4, complexity=3, has_docstring=True
+        ),
+    )
+    assert matches(cand, Knobs())
+    assert matches(cand, Knobs(files=(1, 3), lines_removed=(10, None)))
+    assert not matches(cand, Knobs(lines_removed=(None, 11)))
+    assert not matches(cand, Knobs(callers=(5, None)))
+    assert not matches(cand, Knobs(strategies=("stub_body",)))
+    assert matches(cand, Knobs(strategies=("remove_block",), has_docstring=True))
+    assert not matches(cand, Knobs(has_docstring=False))
+    unmeasured = dataclasses.replace(cand, features=None)  # a hand-made candidate
+    assert matches(unmeasured, Knobs(strategies=("remove_block",)))
+    assert not matches(unmeasured, Knobs(files=(1, 2)))  # a missing feature fails
+    assert not matches(unmeasured, Knobs(has_docstring=True))
 
 
 def test_call_graph_resolves_calls_by_name_and_attribute(tmp_path):
@@ -107,11 +129,13 @@ def test_every_strategy_records_the_same_features(tmp_path):
             if not isinstance(cand, Candidate):
                 continue
             seen.add(name)
-            feats = features_of(cand)
-            assert feats["strategy"] == name
-            assert set(FEATURES) <= set(feats)
-            assert feats["lines_removed"] >= 1 and feats["files"] == len(cand.files)
-            assert feats["units"] >= 1 and feats["complexity"] >= 1
+            feats = cand.features
+            assert cand.strategy == name and feats is not None
+            assert feats.lines_removed >= 1 and feats.files == len(cand.files)
+            assert feats.units >= 1 and feats.complexity >= 1
+            assert feats.fail_to_pass is None  # a task's, set when minted
+            assert (feats.whole_class is not None) == (name == "remove_class")
+            assert (feats.scope_change is not None) == (name == "remove_block")
             assert cand.spans and all(f in cand.files for f, _, _ in cand.spans)
     assert seen == set(STRATEGIES)
     fill = next(
@@ -119,6 +143,6 @@ def test_every_strategy_records_the_same_features(tmp_path):
         for c in candidates_for("stub_body", ctx, rng=random.Random(0))
         if isinstance(c, Candidate) and c.units == ("pkg/mod.py::Stack.push",)
     )
-    assert dict(fill.features)["callers"] == 1.0
+    assert fill.features is not None and fill.features.callers == 1
     with pytest.raises(LookupError, match="choose one of"):
         candidates_for("rewrite_everything", ctx, rng=random.Random(0))

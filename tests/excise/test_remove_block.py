@@ -204,10 +204,11 @@ def test_candidates_skip_traps_and_record_spans(tmp_path):
     by_block = {c.removed_code.splitlines()[0].strip(): c for c in made.values()}
     guard = by_block["if x < 0:"]
     assert guard.spans == (("pkg/mod.py", 8, 9),)
-    assert dict(guard.features)["scope_change"] == 0.0
-    assert dict(guard.features)["complexity"] == 2.0
+    assert guard.features is not None
+    assert guard.features.scope_change is False
+    assert guard.features.complexity == 2
     # `z` is bound only in the removed block: the function's locals change, widen the span
     binding = by_block["if x:"] if "z = 1" in by_block["if x:"].removed_code else None
     assert binding is not None
     assert binding.spans == (("pkg/mod.py", 20, 22),)
-    assert dict(binding.features)["scope_change"] == 1.0
+    assert binding.features is not None and binding.features.scope_change is True

@@ -175,7 +175,7 @@ def test_skips_say_why(tmp_path):
     assert "only 1 non-dunder method" in why("Child", "methods")
     out = [c for c in candidates(ctx, rng=random.Random(0)) if isinstance(c, Candidate)]
     free = next(c for c in out if c.units == ("pkg/mod.py::Free",))
-    assert dict(free.features)["whole_class"] == 1.0
+    assert free.features is not None and free.features.whole_class is True
     assert free.spans == (("pkg/mod.py", 39, 47),)
     methods = next(c for c in out if c.units == ("pkg/mod.py::Free.a", "pkg/mod.py::Free.b"))
     assert "__init__" not in methods.removed_code

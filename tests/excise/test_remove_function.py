@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
+from taskmint.excise.context import ExciseContext, build_context
 from taskmint.excise.remove_function import candidates as function_candidates
 from taskmint.excise.remove_function import check_function, remove_function
-from taskmint.excise.strategy import ExciseContext, build_context
 from taskmint.index import index_seed
 from taskmint.records import Candidate, SkippedFile
 
@@ -273,9 +273,11 @@ def test_candidate_records_spans_features_and_diffs(tmp_path):
     area = next(c for c in out if c.units == ("pkg/mod.py::area",))
     assert area.spans == (("pkg/mod.py", 9, 11),)
     assert area.strategy == "remove_function"
-    feats = dict(area.features)
-    assert feats["units"] == 1 and feats["files"] == 1 and feats["has_docstring"] == 1
-    assert feats["lines_removed"] == 6  # the comment, the def (3 lines), two blank lines
+    feats = area.features
+    assert feats is not None
+    assert feats.units == 1 and feats.files == 1 and feats.has_docstring
+    assert feats.lines_removed == 6  # the comment, the def (3 lines), two blank lines
+    assert feats.whole_class is None and feats.scope_change is None
     assert "-def area(r):" in area.breaking_patch and "+def area(r):" in area.gold_patch
     again = [c for c in function_candidates(ctx, rng=random.Random(1)) if isinstance(c, Candidate)]
     assert [c.candidate_id for c in again] == [c.candidate_id for c in out]

@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taskmint.acquire import acquire
+from taskmint.excise.candidate import check_valid
+from taskmint.excise.context import ExciseContext, build_context
 from taskmint.excise.feature_cluster import stub_units
 from taskmint.excise.remove_block import block_removed_from, blocks_of
 from taskmint.excise.remove_class import MODES, class_removed_from
 from taskmint.excise.remove_function import removed_from
-from taskmint.excise.strategy import ExciseContext, build_context, check_valid
 from taskmint.excise.stub_body import stub_body
 from taskmint.index import index_seed
 from taskmint.patches import apply_patch, unified_diff

@@ -10,15 +10,10 @@ import pytest
 
 from taskmint.acquire import acquire
 from taskmint.envs import build_environment
-from taskmint.excise.treesitter_edits import (
-    js_candidates,
-    remove_class,
-    remove_function,
-    remove_method,
-    stub_body,
-    treesitter_candidates,
-)
-from taskmint.index.treesitter import definitions, index_files
+from taskmint.excise.treesitter_candidates import js_candidates, treesitter_candidates
+from taskmint.excise.treesitter_edits import remove_class, remove_function, remove_method, stub_body
+from taskmint.index.treesitter import index_files
+from taskmint.index.treesitter_defs import definitions
 from taskmint.patches import apply_patch, unified_diff
 from taskmint.validate import run_baseline, validate_candidate
 from tests.conftest import LIMITS
@@ -422,14 +417,17 @@ def test_candidates_are_deterministic_and_mixed(cache_dir):
     for c in first:
         assert c.language == "javascript" and c.files == (c.units[0].split("::")[0],)
         assert c.breaking_patch and c.gold_patch and c.removed_code.strip()
-        assert dict(c.features).keys() == {
+        # the six features every strategy measures; the Python-only ones stay unmeasured
+        assert c.features is not None and c.features.files == 1 and c.features.units >= 1
+        assert (c.features.whole_class, c.features.scope_change) == (None, None)
+        assert [name for name, _ in c.features.as_pairs()] == [
             "lines_removed",
             "units",
             "files",
             "complexity",
             "callers",
             "has_docstring",
-        }
+        ]
         (file, first_line, last_line) = c.spans[0]
         original = (Path(seed.root) / file).read_text().splitlines()
         assert 1 <= first_line <= last_line <= len(original)

@@ -25,12 +25,13 @@ from pathlib import Path
 import pytest
 from prefect import flow
 
-from flows.harder_batch import Budget, HarderRequest, run_harder_batch
-from flows.refresh import refresh, run_refresh
-from flows.resume import ResultStore
-from flows.runtime import infra_task
+from taskmint.cache import ResultStore
 from taskmint.config import PipelineConfig, SandboxConfig
 from taskmint.errors import ManifestError, SandboxError
+from taskmint.flows.harder_batch import run_harder_batch
+from taskmint.flows.refresh import refresh, run_refresh
+from taskmint.flows.runtime import prefect_task
+from taskmint.pipeline import Budget, HarderRequest, step
 from taskmint.publish import latest_version, load_tasks
 from taskmint.records import Verdict
 from tests.conftest import SEEDS
@@ -71,7 +72,7 @@ def _comparable(version: Path) -> dict[str, tuple]:
             t.breaking_patch,
             t.FAIL_TO_PASS,
             t.PASS_TO_PASS,
-            tuple((c.model, c.attempts, c.solves) for c in t.calibration),
+            tuple((c.label, c.attempts, c.solves) for c in t.calibration),
         )
         for t in load_tasks(version)
     }
@@ -83,28 +84,28 @@ def _comparable(version: Path) -> dict[str, tuple]:
 def test_infrastructure_errors_are_retried_and_bad_input_and_verdicts_are_not(prefect_harness):
     calls: Counter[str] = Counter()
 
-    @infra_task(name="sandbox-start", retry_delay_seconds=0)
+    @step("sandbox-start", infra=True, retry_delay=0)
     def starts_on_the_third_try() -> str:
         calls["sandbox"] += 1
         if calls["sandbox"] < 3:
             raise SandboxError("bwrap: cannot start the sandbox")
         return "ran"
 
-    @infra_task(name="bad-input", retry_delay_seconds=0)
+    @step("bad-input", infra=True, retry_delay=0)
     def bad_input() -> None:
         calls["bad"] += 1
         raise ManifestError("malformed manifest")
 
-    @infra_task(name="verdict", retry_delay_seconds=0)
+    @step("verdict", infra=True, retry_delay=0)
     def rejected() -> Verdict:
         calls["verdict"] += 1
         return Verdict(candidate_id="c1", status="no_failing_tests", reason="breaks nothing")
 
     @flow(name="retry-policy")
     def policy() -> tuple[str, bool, str]:
-        ran = starts_on_the_third_try()
-        failed = bad_input(return_state=True).is_failed()
-        return ran, failed, rejected().status
+        ran = prefect_task(starts_on_the_third_try)()
+        failed = prefect_task(bad_input)(return_state=True).is_failed()
+        return ran, failed, prefect_task(rejected)().status
 
     assert policy() == ("ran", True, "no_failing_tests")
     assert calls == {"sandbox": 3, "bad": 1, "verdict": 1}
@@ -130,8 +131,8 @@ def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(
     tasks = load_tasks(Path(result.published))
     assert len(tasks) == 3 and Path(result.published).parent.name == "hard3"
     for t in tasks:  # the knobs at level 2: 6 lines or more removed
-        assert dict(t.features)["lines_removed"] >= 6
-        rates = {c.model: c.rate for c in t.calibration}
+        assert t.features is not None and t.features.lines_removed >= 6
+        rates = {c.label: c.rate for c in t.calibration}
         assert rates["reference/oracle"] == 1.0 and rates["reference/null"] == 0.0
     assert result.spend["rollouts"] >= 6 and result.levels[0] == 2
     with get_client(sync_client=True) as client:
@@ -222,7 +223,7 @@ def test_a_failed_run_alerts_the_webhook(prefect_harness, work_dir):
 
 
 def test_a_deployment_run_with_a_bad_parameter_alerts_the_webhook(prefect_harness, work_dir):
-    from flows.refresh import nightly
+    from taskmint.flows.refresh import nightly
 
     with WebhookReceiver() as hook, pytest.raises(Exception, match="only local paths"):
         nightly(seeds=str(TINY), output="s3://bucket/taskmint", alert_webhook=hook.url)
@@ -334,6 +335,6 @@ def test_a_harder_batch_for_a_model_band_calibrates_through_an_endpoint(
     assert result.published is not None
     for t in load_tasks(Path(result.published)):
         assert t.band == "beyond"
-        row = next(c for c in t.calibration if c.model == "fake")
+        row = next(c for c in t.calibration if c.solver_name == "fake")
         assert row.attempts == 2 and row.solves == 0
     assert result.spend["model_rollouts"] >= 4 and result.spend["tokens"] > 0

@@ -1,4 +1,4 @@
-"""The flows' production logic as plain functions, without Prefect: alerts (against a real
+"""The pipeline's production logic, without Prefect: alerts (against a real
 local HTTP receiver), the resume store, the retry policy, the harder batch's knobs, target and
 budget, summaries, the prefect.yaml reader and the config's bands."""
 
@@ -8,14 +8,28 @@ import dataclasses
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
-from flows.deploy import load_specs
-from flows.harder_batch import (
+from taskmint.cache import (
+    OTHER_FIELDS,
+    VERDICT_FIELDS,
+    ResultStore,
+    config_fingerprint,
+    content_key,
+)
+from taskmint.calibrate import DEFAULT_BANDS, fit_predictor
+from taskmint.config import Knobs, PipelineConfig, SandboxConfig, VerifyConfig, load_config
+from taskmint.errors import ManifestError, PatchError, SandboxError, SandboxUnavailableError
+from taskmint.flows.deploy import load_specs
+from taskmint.pipeline import MintResult, SeedSummary
+from taskmint.pipeline.alerts import AlertConfig, post_alert, should_alert
+from taskmint.pipeline.failures import failure_verdict, is_infrastructure_error
+from taskmint.pipeline.harder import (
     Budget,
     HarderRequest,
     in_target,
@@ -25,21 +39,9 @@ from flows.harder_batch import (
     prefilter,
     target_side,
 )
-from flows.refresh import _collect
-from flows.resume import (
-    OTHER_FIELDS,
-    VERDICT_FIELDS,
-    ResultStore,
-    config_fingerprint,
-    content_key,
-)
-from flows.runtime import failure_verdict, is_infrastructure_error
-from flows.summary import summary_markdown, summary_rows
-from taskmint.alerts import AlertConfig, post_alert, should_alert
-from taskmint.calibrate import DEFAULT_BANDS, fit_predictor
-from taskmint.config import Knobs, PipelineConfig, SandboxConfig, VerifyConfig, load_config
-from taskmint.errors import ManifestError, PatchError, SandboxError, SandboxUnavailableError
-from taskmint.pipeline import MintResult, SeedSummary
+from taskmint.pipeline.refresh import result_or_failure
+from taskmint.pipeline.steps import LocalExecutor, step
+from taskmint.pipeline.summary import summary_markdown, summary_rows
 from taskmint.records import Calibration, Candidate, Verdict
 from tests.flows.webhook_receiver import WebhookReceiver
 
@@ -211,14 +213,33 @@ def test_infrastructure_errors_are_retried_and_everything_else_is_not():
         assert is_infrastructure_error(outer)
 
 
-class _Done:
-    """A finished Prefect future: its value, or the exception its task raised."""
+def test_the_local_executor_retries_infrastructure_errors_only():
+    calls: Counter[str] = Counter()
 
-    def __init__(self, value: object) -> None:
-        self.value = value
+    @step("sandbox-start", infra=True, retry_delay=0)
+    def starts_on_the_third_try() -> str:
+        calls["sandbox"] += 1
+        if calls["sandbox"] < 3:
+            raise SandboxError("bwrap: cannot start the sandbox")
+        return "ran"
 
-    def result(self, raise_on_failure: bool = True) -> object:
-        return self.value
+    @step("bad-input", infra=True, retry_delay=0)
+    def bad_input() -> None:
+        calls["bad"] += 1
+        raise ManifestError("malformed manifest")
+
+    @step("plain")
+    def not_infra() -> None:
+        calls["plain"] += 1
+        raise SandboxError("a step not marked infra is not retried")
+
+    with LocalExecutor(2) as ex:
+        assert ex.call(starts_on_the_third_try) == "ran"
+        with pytest.raises(ManifestError):
+            ex.call(bad_input)
+        (failed,) = ex.map(lambda _: not_infra(), [0])
+    assert isinstance(failed, SandboxError)
+    assert calls == {"sandbox": 3, "bad": 1, "plain": 1}
 
 
 def test_a_candidate_whose_task_raised_is_recorded_with_its_real_type_and_message():
@@ -244,7 +265,17 @@ def test_a_candidate_whose_task_raised_is_recorded_with_its_real_type_and_messag
     accepted = MintResult(
         verdict=Verdict(candidate_id="c2", status="no_failing_tests", reason="breaks nothing")
     )
-    results = _collect([_Done(bug), _Done(outage), _Done(accepted)], candidates)
+    outcomes: list[BaseException | MintResult] = [bug, outage, accepted]
+
+    @step("try", infra=True, retry_delay=0)
+    def attempt(i: int) -> MintResult:
+        if isinstance(outcomes[i], BaseException):
+            raise outcomes[i]  # type: ignore[misc]
+        return outcomes[i]  # type: ignore[return-value]
+
+    with LocalExecutor(2) as ex:
+        values = ex.map(attempt, [0, 1, 2])
+    results = [result_or_failure(v, c) for v, c in zip(values, candidates, strict=True)]
     assert [r.verdict.status for r in results] == [
         "internal_error",
         "sandbox_error",
@@ -260,9 +291,12 @@ def test_a_candidate_whose_task_raised_is_recorded_with_its_real_type_and_messag
 
 
 def _task(published, **rates: float):
+    solvers = {m: Calibration.parse_label(m.replace("__", "/")) for m in rates}
     calibration = tuple(
         Calibration(
-            model=m.replace("__", "/"),
+            solver_kind=solvers[m][0],
+            solver_name=solvers[m][1],
+            hint_level=solvers[m][2],
             attempts=4,
             solves=round(r * 4),
             rate=r,
@@ -315,15 +349,15 @@ def test_the_predictor_prefilters_candidates(published_tasks, tiny_seed):
     from taskmint.index import index_seed
 
     # a predictor that learned "many lines removed = hard"
-    lines = [dict(t.features)["lines_removed"] for t in published_tasks]
+    lines = [t.features.lines_removed for t in published_tasks]
     cut = sorted(lines)[len(lines) // 2]
     labels = ["hard" if n >= cut else "easy" for n in lines]
     predictor = fit_predictor(published_tasks, labels)
     candidates = list(excise(tiny_seed, index_seed(tiny_seed), max_candidates=20).candidates)
     kept = prefilter(candidates, predictor, "hard", 0.5)
     assert 0 < len(kept) < len(candidates)
-    kept_lines = [dict(c.features)["lines_removed"] for c in kept]
-    dropped = [dict(c.features)["lines_removed"] for c in candidates if c not in kept]
+    kept_lines = [c.features.lines_removed for c in kept]
+    dropped = [c.features.lines_removed for c in candidates if c not in kept]
     assert min(kept_lines) >= min(dropped)
     assert sum(kept_lines) / len(kept_lines) > sum(dropped) / len(dropped)
     assert prefilter(candidates, None, "hard", 0.5) == candidates
@@ -356,7 +390,10 @@ def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_t
 
 def test_prefect_yaml_defines_the_scheduled_refresh():
     (spec,) = load_specs(ROOT / "prefect.yaml")
-    assert spec.name == "nightly-refresh" and spec.entrypoint == "flows/refresh.py:nightly"
+    assert (
+        spec.name == "nightly-refresh"
+        and spec.entrypoint == "src/taskmint/flows/refresh.py:nightly"
+    )
     assert spec.crons == (("0 3 * * *", "UTC"),)
     assert {"seeds", "output", "models", "bands", "max_candidates", "wall_seconds"} <= set(
         spec.parameters
@@ -381,7 +418,7 @@ def test_two_processes_storing_one_key_leave_one_whole_result(tmp_path):
     """Atomic rename: concurrent writers of a key leave one whole result, never a mix."""
     key = content_key("race")
     code = (
-        "import sys; from pathlib import Path; from flows.resume import ResultStore; "
+        "import sys; from pathlib import Path; from taskmint.cache import ResultStore; "
         "[ResultStore(Path(sys.argv[1])).put(sys.argv[2], sys.argv[3] * 100000) "
         "for _ in range(20)]"
     )
@@ -395,7 +432,7 @@ def test_two_processes_storing_one_key_leave_one_whole_result(tmp_path):
 def test_slots_bound_how_many_blocks_run_at_once():
     import threading
 
-    from flows.runtime import slot
+    from taskmint.pipeline.slots import slot
 
     running = []
     peak = []

@@ -14,6 +14,8 @@ from taskmint.cli import main
 from taskmint.publish import latest_version, load_tasks
 from tests.conftest import SEEDS
 
+pytestmark = pytest.mark.slow  # each test runs the CLI over a real seed
+
 
 @pytest.fixture(scope="session")
 def refreshed(prefect_harness, work_dir: Path):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.resume import ResultStore
+from taskmint.cache import ResultStore
 from taskmint.publish import latest_version
 from taskmint.sandbox.base import CGROUP_MEMORY
 from tests.conftest import SEEDS

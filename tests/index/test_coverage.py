@@ -40,7 +40,7 @@ def test_map_from_the_snapshots_bytecode_is_the_map_from_source(
 ):
     """With a cache, the coverage run starts from the snapshot's compiled bytecode (as every
     validation run does), and measures the same lines as a run that compiles from source."""
-    import taskmint.validate.bytecode as bytecode
+    import taskmint.runners.bytecode as bytecode
 
     installed: list[int] = []
     real_install = bytecode.install_bytecode

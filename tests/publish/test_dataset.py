@@ -53,7 +53,8 @@ print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e":
     "features": by_dir.features.to_dict(), "env_features": envs.features.to_dict(),
     "row": {{k: str(type(v).__name__) for k, v in row.items()}},
     "f2p": row["FAIL_TO_PASS"], "archive": len(envs[0]["archive"]),
-    "cal": [c["model"] for c in row["calibration"]], "taskmint": "taskmint" in sys.modules}}))
+    "cal": [[c["solver_kind"], c["solver_name"], c["hint_level"]] for c in row["calibration"]],
+    "taskmint": "taskmint" in sys.modules}}))
 """
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -75,7 +76,7 @@ print(json.dumps({{"n": len(by_dir), "m": len(by_files), "d": len(default), "e":
     assert set(info["row"]) == set(TASK_FEATURES) and "NoneType" not in info["row"].values()
     assert info["archive"] > 0
     assert info["f2p"]
-    assert info["cal"] == ["reference/null", "reference/oracle"]
+    assert info["cal"] == [["reference", "null", 0], ["reference", "oracle", 0]]
 
 
 def test_republishing_the_same_tasks_reuses_the_version(tiny_tasks, tiny_seed, tiny_env, tmp_path):

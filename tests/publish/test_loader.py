@@ -9,6 +9,7 @@ import pytest
 from datasets.distributed import split_dataset_by_node
 
 import taskmint
+from taskmint.consumer import workspace
 from taskmint.errors import DatasetError
 from taskmint.publish import load_tasks, resolve_version
 from taskmint.verify import policy_view
@@ -77,7 +78,7 @@ def test_workspace_is_the_policy_view_from_the_version(
 ) -> None:
     task = next(iter(load_tasks(tiny_dataset.parent)))
     cache = tmp_path / "cache"  # empty: the snapshot comes out of the environments config
-    ws = task.workspace(tmp_path / "ws", cache_dir=cache)
+    ws = workspace(task, tmp_path / "ws", cache_dir=cache)
     expected = policy_view(task, tiny_seed, tmp_path / "expected")
     files = sorted(p.relative_to(ws) for p in ws.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(expected) for p in expected.rglob("*") if p.is_file())
@@ -85,10 +86,10 @@ def test_workspace_is_the_policy_view_from_the_version(
         assert (ws / rel).read_bytes() == (expected / rel).read_bytes()
     snapshot = cache / "snapshots" / task.snapshot_id
     before = os.stat(snapshot).st_mtime_ns
-    task.workspace(tmp_path / "ws2", cache_dir=cache)  # cached by hash: not unpacked again
+    workspace(task, tmp_path / "ws2", cache_dir=cache)  # cached by hash: not unpacked again
     assert os.stat(snapshot).st_mtime_ns == before
     with pytest.raises(FileExistsError):
-        task.workspace(ws, cache_dir=cache)
+        workspace(task, ws, cache_dir=cache)
 
 
 def test_verify_a_loaded_task_needs_nothing_else(tiny_dataset: Path, cache_dir: Path) -> None:
@@ -101,7 +102,7 @@ def test_verify_a_loaded_task_needs_nothing_else(tiny_dataset: Path, cache_dir: 
 
 def test_a_task_without_origin_says_how_to_get_one(tiny_tasks, tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"load it with taskmint\.load_tasks"):
-        tiny_tasks[0].workspace(tmp_path / "ws", cache_dir=tmp_path)
+        workspace(tiny_tasks[0], tmp_path / "ws", cache_dir=tmp_path)
 
 
 def test_a_version_folder_is_a_uri_too(many_dataset: Path) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from taskmint.consumer import workspace
 from taskmint.errors import DatasetError
 from taskmint.publish import ShardPolicy, load_tasks, publish, retract, verify_manifest
 
@@ -66,7 +67,7 @@ def test_publish_and_stream_over_s3(s3, tiny_tasks, tiny_seed, tiny_env, tmp_pat
 
     # the workspace of a task streamed from S3 comes out of the S3 environments config
     task = next(iter(stream))
-    ws = task.workspace(tmp_path / "ws", cache_dir=tmp_path / "cache", storage_options=s3)
+    ws = workspace(task, tmp_path / "ws", cache_dir=tmp_path / "cache", storage_options=s3)
     assert sorted(p.name for p in ws.iterdir())
 
     # a corrupt shard on S3 is named by its URL

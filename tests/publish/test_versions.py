@@ -100,10 +100,10 @@ def test_tombstones_and_retraction(tiny_tasks, tiny_seed, tiny_env, tmp_path: Pa
 _KILLER = textwrap.dedent(
     """
     import os, pickle, signal, sys
-    from taskmint.publish import dataset
+    from taskmint.publish import dataset, layout
 
     tasks, seeds, root, kill_at = pickle.loads(open(sys.argv[1], "rb").read())
-    real_put = dataset._put
+    real_put = layout.put_file
     calls = 0
 
     def put(fs, path, data):
@@ -117,7 +117,7 @@ _KILLER = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         real_put(fs, path, data)
 
-    dataset._put = put
+    layout.put_file = put
     dataset.publish(tasks, seeds, root=root, name="d", policy=dataset.ShardPolicy(divisor=4))
     print(calls)
     """

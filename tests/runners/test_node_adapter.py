@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.envs import build_environment
+from taskmint.files import copy_tree
 from taskmint.runners import run_tests
 from tests.conftest import LIMITS, SEEDS
 

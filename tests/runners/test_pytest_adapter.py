@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree
+from taskmint.files import copy_tree
 from taskmint.records import RunReport
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import inside_dir

@@ -25,19 +25,11 @@ from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunResult, RunSpec
-from taskmint.sandbox.docker import (
-    _VOLUME_LABEL,
-    DockerOptions,
-    DockerSandbox,
-    sweep_environment_volumes,
-)
-from taskmint.sandbox.images import (
-    build_base_image,
-    build_environment_image,
-    debian_source,
-    docker_client,
-    image_exists,
-)
+from taskmint.sandbox.docker import DockerOptions, DockerSandbox, sweep_environment_volumes
+from taskmint.sandbox.docker.base_image import build_base_image, debian_source
+from taskmint.sandbox.docker.client import docker_client, image_exists
+from taskmint.sandbox.docker.images import build_environment_image
+from taskmint.sandbox.docker.mounts import VOLUME_LABEL as _VOLUME_LABEL
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -464,7 +456,7 @@ def test_debian_source_reads_deb822_and_one_line_sources(tmp_path):
 def test_tiny_suite_gives_the_same_outcomes_as_local(
     cold, warm, tiny_seed: SeedApp, tiny_env: Environment, tmp_path
 ):
-    from taskmint.acquire.snapshot import copy_tree
+    from taskmint.files import copy_tree
 
     def outcomes(sandbox) -> dict[str, str]:
         ws = tmp_path / f"ws-{sandbox.name}-{len(os.listdir(tmp_path))}"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits, SandboxConfig
+from taskmint.files import copy_tree
 from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter

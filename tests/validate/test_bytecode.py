@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from taskmint.acquire import acquire
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.envs import build_environment
 from taskmint.excise import excise
+from taskmint.files import copy_tree
 from taskmint.index import index_seed
 from taskmint.patches import unified_diff
 from taskmint.runners import run_tests
+from taskmint.runners.bytecode import build_bytecode, bytecode_dir, install_bytecode
 from taskmint.validate import run_baseline, validate_candidate
-from taskmint.validate.bytecode import build_bytecode, bytecode_dir, install_bytecode
 from taskmint.validate.candidate import materialize
 from tests.conftest import LIMITS, SEEDS
 

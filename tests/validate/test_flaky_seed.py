@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.envs import build_environment
 from taskmint.excise import excise
+from taskmint.files import copy_tree
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
 from taskmint.runners import run_tests

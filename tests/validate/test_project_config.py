@@ -20,13 +20,13 @@ from packaging.version import Version
 
 from taskmint.acquire import acquire
 from taskmint.config import Limits
+from taskmint.consumer import verify
 from taskmint.envs import build_environment, venv
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.pipeline import mint_candidate, older_pytest
 from taskmint.records import RunReport, TestResult
 from taskmint.validate import run_baseline, validate_candidate
-from taskmint.verify import verify
 from taskmint.verify.canary import Canaries, canary_verdict
 from tests.conftest import LIMITS, SEEDS
 from tests.plain import plain_pytest

@@ -181,7 +181,7 @@ def test_tiny_seed_removals_agree_with_the_full_suite(
 
 
 def test_occurrences_tell_look_ups_from_bindings(tmp_path: Path) -> None:
-    from taskmint.validate.removal import _occurrences
+    from taskmint.validate.lookups import occurrences as _occurrences
 
     src = tmp_path / "mod.py"
     src.write_text(
@@ -211,7 +211,7 @@ def test_occurrences_tell_look_ups_from_bindings(tmp_path: Path) -> None:
 
 
 def test_dynamic_look_ups_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
-    from taskmint.validate.removal import _occurrences
+    from taskmint.validate.lookups import occurrences as _occurrences
 
     src = tmp_path / "mod.py"
     src.write_text(
@@ -246,7 +246,8 @@ def test_dynamic_look_ups_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
 
 
 def test_a_file_that_does_not_parse_falls_back_to_the_spelling(tmp_path: Path) -> None:
-    from taskmint.validate.removal import _dynamic_line, _Mentions
+    from taskmint.validate.lookups import Mentions as _Mentions
+    from taskmint.validate.lookups import dynamic_line as _dynamic_line
 
     (tmp_path / "bad.py").write_text("def broken(:\n    return area\nx = getattr(y, z)\n")
     mentions = _Mentions(tmp_path, set(), {"area": [("other.py", 1, 9)]})

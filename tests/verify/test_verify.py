@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from taskmint.consumer import verify
 from taskmint.patches import unified_diff
 from taskmint.publish import load_seed
-from taskmint.verify import filter_patch, policy_view, verify
+from taskmint.verify import filter_patch, policy_view
 from tests.conftest import LIMITS
 
 

@@ -37,11 +37,9 @@ def band_edges(bands: Bands = DEFAULT_BANDS) -> list[tuple[str, float, float]]:
 
 
 def _model_rows(calibrations: Iterable[Calibration]) -> list[Calibration]:
-    """Rows of real models without hints (hint rows are named `model@hintK`)."""
+    """Rows of models (not reference solvers) without hints that made attempts."""
     return [
-        c
-        for c in calibrations
-        if not c.model.startswith("reference/") and "@hint" not in c.model and c.attempts > 0
+        c for c in calibrations if c.solver_kind == "model" and c.hint_level == 0 and c.attempts > 0
     ]
 
 
@@ -59,7 +57,7 @@ def is_retired(
     wanted = list(models)
     if not wanted:
         return False
-    rows = {c.model: c for c in _model_rows(calibrations)}
+    rows = {c.solver_name: c for c in _model_rows(calibrations)}
     return all(name in rows and rows[name].rate >= retire_at for name in wanted)
 
 
@@ -75,7 +73,7 @@ def overall_band(
     rows = _model_rows(calibrations)
     if models is not None:
         wanted = set(models)
-        rows = [c for c in rows if c.model in wanted]
+        rows = [c for c in rows if c.solver_name in wanted]
     if not rows:
         return None
     return band_of(max(c.rate for c in rows), bands)

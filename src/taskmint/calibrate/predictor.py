@@ -28,7 +28,8 @@ class PredictorError(TaskmintError, ValueError):
 
 
 def _raw(task: Task) -> dict[str, float]:
-    row = {f"f:{k}": float(v) for k, v in task.features}
+    pairs = task.features.as_pairs() if task.features is not None else ()
+    row = {f"f:{k}": v for k, v in pairs}
     row[f"strategy={task.strategy}"] = 1.0
     row[f"language={task.language}"] = 1.0
     return row

@@ -51,7 +51,9 @@ def calibrate_reference(
         low, high = wilson_interval(solved, 1)
         out.append(
             Calibration(
-                model=f"reference/{name}",
+                solver_kind="reference",
+                solver_name=name,
+                hint_level=0,
                 attempts=1,
                 solves=solved,
                 rate=float(solved),

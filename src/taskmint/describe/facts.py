@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskmint import pyast
-from taskmint.records import Candidate, SeedApp, Unit, Verdict
+from taskmint.index import index_python_source, index_source
+from taskmint.index.python import SourceSkipped
+from taskmint.records import Candidate, Language, SeedApp, Strategy, Unit, Verdict
 
 __all__ = ["Facts", "Shape", "UnitFacts", "gather_facts", "shape_of"]
 
@@ -96,8 +98,8 @@ class Shape:
 class Facts:
     """Everything a statement or a hint may draw on."""
 
-    strategy: str
-    language: str
+    strategy: Strategy
+    language: Language
     units: tuple[UnitFacts, ...]
     source_paths: tuple[str, ...]
     test_paths: tuple[str, ...] = ()
@@ -130,7 +132,7 @@ def _class_of(candidate: Candidate) -> str:
     return first
 
 
-def _index_file(seed: SeedApp | None, file: str, language: str) -> tuple[Unit, ...]:
+def _index_file(seed: SeedApp | None, file: str, language: Language) -> tuple[Unit, ...]:
     if seed is None:
         return ()
     return _index_snapshot_file(seed.root, seed.snapshot_id, file, language)
@@ -139,10 +141,9 @@ def _index_file(seed: SeedApp | None, file: str, language: str) -> tuple[Unit, .
 # Snapshots are content-addressed and immutable, so a file's units can be kept: describing
 # the candidates of one seed parses each of its files once instead of once per candidate.
 @functools.lru_cache(maxsize=128)
-def _index_snapshot_file(root: str, snapshot_id: str, file: str, language: str) -> tuple[Unit, ...]:
-    from taskmint.index import index_python_source, index_source
-    from taskmint.index.python import SourceSkipped
-
+def _index_snapshot_file(
+    root: str, snapshot_id: str, file: str, language: Language
+) -> tuple[Unit, ...]:
     try:
         data = (Path(root) / file).read_bytes()
         if language == "python":  # as the index stage did: its units are reused
@@ -234,7 +235,7 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
     if seed is None:
         return []
     names = {u.name for u in units if not u.name.startswith("__") and len(u.name) > 2}
-    if candidate.strategy == "remove_class" and dict(candidate.features).get("whole_class", 1.0):
+    if candidate.strategy == "remove_class" and _whole_class(candidate):
         names = {u.name for u in units if u.kind == "class"}  # used through the class name
     if not names:
         return []
@@ -373,7 +374,7 @@ def _regex_shape(code: str) -> Shape:
     )
 
 
-def shape_of(code: str, language: str) -> Shape:
+def shape_of(code: str, language: Language) -> Shape:
     """Loops, branches, raised exceptions, calls and names of `code` (Python via `ast`)."""
     if language == "python":
         parsed = _python_shape(code)
@@ -397,6 +398,13 @@ def _messages(verdict: Verdict) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _whole_class(candidate: Candidate) -> bool:
+    """Whether the whole class went; only `remove_class` of Python measures it (tree-sitter
+    `remove_class` always removes the whole class)."""
+    features = candidate.features
+    return features is None or features.whole_class is not False
+
+
 def gather_facts(
     candidate: Candidate,
     verdict: Verdict,
@@ -418,5 +426,5 @@ def gather_facts(
         shape=shape_of(candidate.removed_code, candidate.language),
         removed_lines=sum(1 for ln in candidate.removed_code.splitlines() if ln.strip()),
         spans=candidate.spans,
-        whole_class=dict(candidate.features).get("whole_class", 1.0) != 0.0,
+        whole_class=_whole_class(candidate),
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from taskmint import pyast
 from taskmint.describe.facts import KEYWORDS
+from taskmint.records import Language
 
 __all__ = ["DEFAULT_MIN_TOKENS", "Leak", "LeakChecker", "find_leaks", "tokens"]
 
@@ -125,7 +126,11 @@ class LeakChecker:
     """Holds the protected lines of one removed code and checks texts against them."""
 
     def __init__(
-        self, removed_code: str, *, language: str = "python", min_tokens: int = DEFAULT_MIN_TOKENS
+        self,
+        removed_code: str,
+        *,
+        language: Language = "python",
+        min_tokens: int = DEFAULT_MIN_TOKENS,
     ) -> None:
         lines = removed_code.splitlines()
         interface = _python_interface_lines(removed_code) if language == "python" else None
@@ -173,7 +178,7 @@ def find_leaks(
     statement: str,
     hints: tuple[str, ...],
     *,
-    language: str = "python",
+    language: Language = "python",
     extra: tuple[tuple[str, str], ...] = (),
 ) -> list[Leak]:
     """Every leak of `removed_code` into the statement, each hint, and `extra` (name, text)."""

@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import openai
-from openai import OpenAI
+try:  # the model client: `pip install 'taskmint[calibrate]'`
+    import openai
+except ImportError:  # pragma: no cover - taskmint without the calibrate extra
+    openai = None  # type: ignore[assignment]
 
 from taskmint.calibrate.models import ModelConfig, load_calibration_config, resolve_api_key
 from taskmint.errors import ManifestError
+from taskmint.records import StatementStyle
 
 __all__ = ["Rewriter", "load_rewriter"]
 
@@ -51,10 +54,12 @@ class Rewriter:
         """What the statement's `statement_source` says when this model wrote it."""
         return f"llm:{self.model.name}"
 
-    def rewrite(self, text: str, *, style: str, required: tuple[str, ...] = ()) -> str | None:
+    def rewrite(
+        self, text: str, *, style: StatementStyle, required: tuple[str, ...] = ()
+    ) -> str | None:
         """`text` reworded in `style`, or None (the caller keeps the template)."""
         try:
-            client = OpenAI(
+            client = openai.OpenAI(
                 base_url=self.model.base_url,
                 api_key=self.api_key,
                 timeout=self.timeout,
@@ -100,6 +105,10 @@ def load_rewriter(
     """
     if not name:
         return None
+    if openai is None:
+        raise ManifestError(
+            f"describe_model = {name!r} needs the openai client: pip install 'taskmint[calibrate]'"
+        )
     if models_path is None:
         raise ManifestError(
             f"describe_model = {name!r} names a model of the calibration config, but no "

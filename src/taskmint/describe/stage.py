@@ -15,7 +15,7 @@ from taskmint.describe.facts import Facts, gather_facts
 from taskmint.describe.leak import LeakChecker
 from taskmint.describe.rewrite import Rewriter
 from taskmint.describe.template import STYLES, hints_for, statement_for
-from taskmint.records import Candidate, SeedApp, Verdict
+from taskmint.records import Candidate, SeedApp, StatementStyle, Verdict, as_statement_style
 
 __all__ = ["DETAIL_LEVELS", "Description", "describe", "describe_facts"]
 
@@ -28,7 +28,7 @@ class Description:
 
     statement: str  # the problem statement in `style` (what a task row's problem_statement holds)
     hints: tuple[str, ...]
-    style: str = "spec"
+    style: StatementStyle = "spec"
     statement_spec: str = ""
     statement_issue: str = ""
     source: str = "template"  # "template" or "llm:<model name>"
@@ -48,12 +48,11 @@ def describe_facts(
     facts: Facts,
     removed_code: str,
     *,
-    style: str = "spec",
+    style: StatementStyle = "spec",
     rewriter: Rewriter | None = None,
 ) -> Description:
     """Statements and hints for `facts`, leak-checked against `removed_code`."""
-    if style not in STYLES:
-        raise ValueError(f"unknown statement style {style!r}; choose one of {STYLES}")
+    as_statement_style(style)  # ValueError for a style that is none
     checker = LeakChecker(removed_code, language=facts.language)
     first_leaks: list[str] = []
     for detail in DETAIL_LEVELS:
@@ -95,7 +94,7 @@ def describe(
     source_paths: tuple[str, ...],
     *,
     seed: SeedApp | None = None,
-    style: str = "spec",
+    style: StatementStyle = "spec",
     rewriter: Rewriter | None = None,
 ) -> Description:
     """The `describe` verb: a `Description` of an accepted candidate (never raises for leaks).

@@ -14,42 +14,20 @@ in a docstring can hold a removed line). The same facts and detail always give t
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 
-from taskmint import pyast
 from taskmint.describe.facts import Facts, UnitFacts
+from taskmint.describe.outline import outline
+from taskmint.records import STATEMENT_STYLES, StatementStyle, as_statement_style
 
-__all__ = ["HINT_LEVELS", "STYLES", "hints_for", "outline", "statement_for"]
+__all__ = ["HINT_LEVELS", "STYLES", "hints_for", "statement_for"]
 
-STYLES = ("spec", "issue")
+STYLES = STATEMENT_STYLES
 HINT_LEVELS = 4
 _MAX_TESTS_LISTED = 12
 _MAX_BEHAVIOURS = 6
 _MAX_NAMES = 12
-_KEYWORD_HEADS = frozenset(
-    (
-        "for",
-        "while",
-        "if",
-        "elif",
-        "else",
-        "try",
-        "except",
-        "with",
-        "return",
-        "raise",
-        "yield",
-        "finally",
-        "switch",
-        "case",
-        "throw",
-        "catch",
-        "do",
-        "default",
-    )
-)
 
 
 def _code(s: str) -> str:
@@ -111,7 +89,7 @@ def _missing_units(facts: Facts) -> tuple[UnitFacts, ...]:
     return facts.units
 
 
-def _title(facts: Facts, style: str) -> str:
+def _title(facts: Facts, style: StatementStyle) -> str:
     main = facts.main
     qual = main.qualname
     s = facts.strategy
@@ -140,7 +118,7 @@ def _title(facts: Facts, style: str) -> str:
     return f"# Implement a missing feature ({len(facts.units)} functions)"
 
 
-def _intro(facts: Facts, style: str) -> str:
+def _intro(facts: Facts, style: StatementStyle) -> str:
     main = facts.main
     qual, kind = main.qualname, main.kind
     s = facts.strategy
@@ -277,7 +255,7 @@ def _what_section(facts: Facts, detail: int) -> list[str]:
     return out
 
 
-def _tests_section(facts: Facts, detail: int, style: str) -> list[str]:
+def _tests_section(facts: Facts, detail: int, style: StatementStyle) -> list[str]:
     heading = "## What fails" if style == "issue" else "## Tests that fail now and must pass"
     out = [heading, ""]
     if style == "issue":
@@ -301,10 +279,9 @@ def _rules(facts: Facts) -> list[str]:
     ]
 
 
-def statement_for(facts: Facts, *, style: str = "spec", detail: int = 2) -> str:
+def statement_for(facts: Facts, *, style: StatementStyle = "spec", detail: int = 2) -> str:
     """The problem statement in `style` ("spec" or "issue"), in Markdown."""
-    if style not in STYLES:
-        raise ValueError(f"unknown statement style {style!r}; choose one of {STYLES}")
+    as_statement_style(style)  # ValueError for a style that is none
     lines = [_title(facts, style), "", _intro(facts, style), ""]
     if style == "issue":
         lines += _tests_section(facts, detail, style)
@@ -400,135 +377,6 @@ def _hint_algorithm(facts: Facts) -> str:
         + ", then ".join(steps)
         + ". The failing tests' messages tell which case to handle first."
     )
-
-
-def _outline_python(code: str) -> list[str] | None:
-    try:
-        tree = pyast.parse(textwrap.dedent(code))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    out: list[str] = []
-
-    def block(stmts: list[ast.stmt], depth: int) -> None:
-        pad = "    " * depth
-        for i, st in enumerate(stmts):
-            if (
-                i == 0
-                and isinstance(st, ast.Expr)
-                and isinstance(st.value, ast.Constant)
-                and isinstance(st.value.value, str)
-            ):
-                continue  # a docstring
-            if isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
-                out.append(f"{pad}def {st.name}(...):")
-                block(st.body, depth + 1)
-            elif isinstance(st, ast.ClassDef):
-                out.append(f"{pad}class {st.name}:")
-                block(st.body, depth + 1)
-            elif isinstance(st, ast.If):
-                out.append(f"{pad}if ...:")
-                block(st.body, depth + 1)
-                if st.orelse:
-                    out.append(f"{pad}else:")
-                    block(st.orelse, depth + 1)
-            elif isinstance(st, ast.For | ast.AsyncFor):
-                target = ", ".join(n.id for n in ast.walk(st.target) if isinstance(n, ast.Name))
-                out.append(f"{pad}for {target or '...'} in ...:  # loop")
-                block(st.body, depth + 1)
-            elif isinstance(st, ast.While):
-                out.append(f"{pad}while ...:")
-                block(st.body, depth + 1)
-            elif isinstance(st, ast.Try):
-                out.append(f"{pad}try:")
-                block(st.body, depth + 1)
-                for h in st.handlers:
-                    caught = ast.unparse(h.type) if h.type is not None else "anything"
-                    out.append(f"{pad}except ...:  # catches {caught}")
-                    block(h.body, depth + 1)
-                if st.finalbody:
-                    out.append(f"{pad}finally:")
-                    block(st.finalbody, depth + 1)
-            elif isinstance(st, ast.With | ast.AsyncWith):
-                out.append(f"{pad}with ...:")
-                block(st.body, depth + 1)
-            elif isinstance(st, ast.Return):
-                out.append(f"{pad}return ..." if st.value is not None else f"{pad}return")
-            elif isinstance(st, ast.Raise):
-                exc = st.exc.func if isinstance(st.exc, ast.Call) else st.exc
-                name = ast.unparse(exc) if exc is not None else ""
-                out.append(f"{pad}raise {name}(...)  # with a message" if name else f"{pad}raise")
-            elif isinstance(st, ast.Assign | ast.AugAssign | ast.AnnAssign):
-                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-                label = ", ".join(dict.fromkeys(names)) or "..."
-                out.append(f"{pad}{label} = ...  # set")
-            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-                func = st.value.func
-                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                out.append(f"{pad}... {name}(...) ..." if name else f"{pad}...")
-            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Yield | ast.YieldFrom):
-                out.append(f"{pad}yield ...")
-            else:
-                out.append(f"{pad}...")
-
-    block(tree.body, 0)
-    return out
-
-
-_ASSIGN = re.compile(r"^([A-Za-z_$][\w$.]*)\s*[-+*/%|&]?=(?!=)")
-_CALL = re.compile(r"^([A-Za-z_$][\w$.]*)\s*\(")
-_DECL = re.compile(r"^(const|let|var)\s+([A-Za-z_$][\w$]*)\s*=")
-_HEAD = re.compile(
-    r"^(?:@|async\s+def\b|def\b|class\b|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"
-    r"(?:static\s+|async\s+|get\s+|set\s+)*[A-Za-z_$#][\w$]*\s*\([^;]*\)\s*\{$)"
-)
-
-
-def _outline_keywords(code: str) -> list[str]:
-    """A line-by-line outline: definition heads, braces, keywords and declared names only."""
-    out = []
-    for line in code.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "//", '"""', "'''", "/*", "*")):
-            continue
-        indent = line[: len(line) - len(line.lstrip())]
-        if re.fullmatch(r"[})\];,]+", stripped):
-            out.append(indent + stripped)
-            continue
-        head_match = _HEAD.match(stripped)
-        first = re.split(r"[\s:(]", stripped.lstrip("}").strip(), maxsplit=1)[0]
-        if head_match and first not in _KEYWORD_HEADS and first not in ("if", "for", "while"):
-            sig = stripped.split("{")[0].rstrip().rstrip(":")
-            sig = re.sub(r"\(.*\)", "(...)", sig)
-            out.append(f"{indent}{sig}" + (" {" if stripped.endswith("{") else ":"))
-            continue
-        brace = " {" if stripped.endswith("{") else ""
-        close = "} " if stripped.startswith("}") else ""
-        decl = _DECL.match(stripped)
-        if decl:
-            out.append(f"{indent}{decl.group(1)} {decl.group(2)} = ...{brace}")
-        elif first in _KEYWORD_HEADS:
-            out.append(f"{indent}{close}{first} ...{brace}")
-        elif target := _ASSIGN.match(stripped):
-            out.append(f"{indent}{target.group(1)} = ...")
-        elif call := _CALL.match(stripped):
-            out.append(f"{indent}{call.group(1)}(...) ...")
-        else:
-            out.append(f"{indent}...{brace}")
-    return out
-
-
-def outline(code: str, language: str, *, detail: int = 2) -> str:
-    """The structure of `code` with every detail left out (no complete line survives)."""
-    lines = _outline_python(code) if language == "python" and detail >= 2 else None
-    if lines is None:
-        lines = _outline_keywords(code)
-    collapsed: list[str] = []
-    for line in lines:
-        if not (collapsed and line.strip() == "..." and collapsed[-1] == line):
-            collapsed.append(line)
-    dedented = textwrap.dedent("\n".join(collapsed))
-    return dedented
 
 
 def hints_for(facts: Facts, removed_code: str, *, detail: int = 2) -> tuple[str, ...]:

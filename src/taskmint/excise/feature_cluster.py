@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Final
 
-from taskmint.excise.strategy import ExciseContext, make_candidate, unit_key
+from taskmint.excise.candidate import make_candidate
+from taskmint.excise.context import ExciseContext, unit_key
 from taskmint.excise.stub_body import stub_body
 from taskmint.index.coverage import CoverageMap
 from taskmint.index.python import SourceSkipped
@@ -29,7 +31,7 @@ from taskmint.records import Candidate, SkippedFile, Unit
 
 __all__ = ["MAX_UNITS", "MIN_UNITS", "STRATEGY", "candidates", "clusters", "stub_units"]
 
-STRATEGY = "feature_cluster"
+STRATEGY: Final = "feature_cluster"
 MIN_UNITS = 2
 MAX_UNITS = 8
 _ABSTRACT = ("overload", "typing.overload", "abstractmethod", "abc.abstractmethod")

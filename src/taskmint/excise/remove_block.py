@@ -37,23 +37,15 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import CodeType
+from typing import Final
 
 import libcst as cst
 
+from taskmint.excise.candidate import compile_edit, make_candidate
+from taskmint.excise.context import ExciseContext, unit_key
 from taskmint.excise.knobs import complexity_of_statements
-from taskmint.excise.strategy import (
-    ExciseContext,
-    Located,
-    NodeEdit,
-    Splice,
-    StatementEdit,
-    apply_splice,
-    block_statements,
-    compile_edit,
-    locate_defs,
-    make_candidate,
-    unit_key,
-)
+from taskmint.excise.splice import NodeEdit, Splice, StatementEdit, apply_splice, block_statements
+from taskmint.index.locate import Located, locate_defs
 from taskmint.index.python import SourceSkipped
 from taskmint.records import Candidate, SkippedFile, Unit
 
@@ -67,7 +59,7 @@ __all__ = [
     "remove_block",
 ]
 
-STRATEGY = "remove_block"
+STRATEGY: Final = "remove_block"
 KINDS = ("if", "elif", "else", "for", "while", "except")
 PER_UNIT = 2  # blocks tried per function by default
 
@@ -430,5 +422,5 @@ def _unit_candidates(
             has_docstring=unit.docstring is not None,
             signature=unit.signature,
             docstring=unit.docstring,
-            extra_features=(("scope_change", 1.0 if scope_change else 0.0),),
+            scope_change=scope_change,
         )

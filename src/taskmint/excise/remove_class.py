@@ -24,21 +24,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Final
 
 import libcst as cst
 
+from taskmint.excise.candidate import check_valid, make_candidate
+from taskmint.excise.context import ExciseContext
+from taskmint.excise.imports import import_time_reason
 from taskmint.excise.remove_function import decorator_names
-from taskmint.excise.strategy import (
-    DefSite,
-    ExciseContext,
-    Located,
-    Splice,
-    apply_splice,
-    check_valid,
-    import_time_reason,
-    locate_defs,
-    make_candidate,
-)
+from taskmint.excise.splice import Splice, apply_splice
+from taskmint.index.locate import DefSite, Located, locate_defs
 from taskmint.index.python import SourceSkipped
 from taskmint.records import Candidate, SkippedFile
 
@@ -52,7 +47,7 @@ __all__ = [
     "remove_class",
 ]
 
-STRATEGY = "remove_class"
+STRATEGY: Final = "remove_class"
 MODES = ("whole", "methods")
 
 _SAFE_CLASS_DECORATORS = {
@@ -294,5 +289,5 @@ def _candidate(
         has_docstring=node.get_docstring() is not None,
         signature=f"class {node.name.value}",
         docstring=node.get_docstring(),
-        extra_features=(("whole_class", 1.0 if mode == "whole" else 0.0),),
+        whole_class=mode == "whole",
     )

@@ -39,21 +39,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
+from typing import Final
 
 import libcst as cst
 
-from taskmint.excise.strategy import (
-    DefSite,
-    ExciseContext,
-    Located,
-    Splice,
-    apply_splice,
-    check_valid,
-    import_time_reason,
-    locate_defs,
-    make_candidate,
-    unit_key,
-)
+from taskmint.excise.candidate import check_valid, make_candidate
+from taskmint.excise.context import ExciseContext, unit_key
+from taskmint.excise.imports import import_time_reason
+from taskmint.excise.splice import Splice, apply_splice
+from taskmint.index.locate import DefSite, Located, locate_defs
 from taskmint.index.python import SourceSkipped
 from taskmint.records import Candidate, SkippedFile, Unit
 
@@ -67,7 +61,7 @@ __all__ = [
     "removed_from",
 ]
 
-STRATEGY = "remove_function"
+STRATEGY: Final = "remove_function"
 
 _SAFE_DECORATORS = {
     "staticmethod",

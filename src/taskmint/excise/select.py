@@ -1,20 +1,53 @@
-"""Choosing which edits to make: the `excise` verb over every strategy and language."""
+"""Choosing which edits to make: the `excise` verb over every strategy and language.
+
+The Python strategies are registered here (`STRATEGIES`, in the order a mixed batch tries
+them; `candidates_for` runs one by name); the tree-sitter languages have their own
+(`excise.treesitter_candidates`).
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
+from taskmint.excise.context import CandidateStream, ExciseContext, build_context
+from taskmint.excise.feature_cluster import candidates as feature_cluster
 from taskmint.excise.knobs import Knobs, matches
-from taskmint.excise.strategy import STRATEGIES, build_context, candidates_for
-from taskmint.excise.treesitter_edits import treesitter_candidates
+from taskmint.excise.remove_block import candidates as remove_block
+from taskmint.excise.remove_class import candidates as remove_class
+from taskmint.excise.remove_function import candidates as remove_function
+from taskmint.excise.stub_body import candidates as stub_body
+from taskmint.excise.treesitter_candidates import treesitter_candidates
 from taskmint.index.coverage import CoverageMap
-from taskmint.records import Candidate, CodeIndex, SeedApp, SkippedFile
+from taskmint.records import Candidate, CodeIndex, SeedApp, SkippedFile, Strategy, as_strategy
 
-__all__ = ["DEFAULT_STRATEGIES", "ExciseResult", "excise"]
+__all__ = ["DEFAULT_STRATEGIES", "STRATEGIES", "ExciseResult", "candidates_for", "excise"]
 
+
+class _Candidates(Protocol):
+    def __call__(self, ctx: ExciseContext, *, rng: random.Random) -> CandidateStream: ...
+
+
+# each module's `candidates` stream (see `excise.context` for the interface)
+_STREAMS: dict[Strategy, _Candidates] = {
+    "stub_body": stub_body,
+    "remove_function": remove_function,
+    "remove_class": remove_class,
+    "remove_block": remove_block,
+    "feature_cluster": feature_cluster,
+}
+# every Python strategy, in the order a mixed batch should try them
+STRATEGIES: tuple[Strategy, ...] = tuple(_STREAMS)
 DEFAULT_STRATEGIES = STRATEGIES
+
+
+def candidates_for(name: str, ctx: ExciseContext, *, rng: random.Random) -> CandidateStream:
+    """The candidate stream of strategy `name` (one of `STRATEGIES`; `LookupError` if not)."""
+    if name not in STRATEGIES:
+        raise LookupError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    return _STREAMS[as_strategy(name)](ctx, rng=rng)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,19 +65,20 @@ def excise(
     max_candidates: int,
     min_body_lines: int = 2,
     random_seed: int = 0,
-    strategies: tuple[str, ...] = DEFAULT_STRATEGIES,
+    strategies: tuple[Strategy, ...] = DEFAULT_STRATEGIES,
     knobs: Knobs | None = None,
     coverage: CoverageMap | None = None,
 ) -> ExciseResult:
     """The `excise` verb: up to `max_candidates` candidates, taken in turn from each strategy.
 
-    Python goes through libcst (`excise.strategy`: stub a body, remove a function or method,
+    Python goes through libcst (`STRATEGIES`: stub a body, remove a function or method,
     remove a class or most of its methods, remove a block, stub a feature cluster found from
     the coverage map); other languages through tree-sitter byte-range edits
-    (`excise.treesitter_edits`). Each strategy's stream is seeded by `random_seed` and the
+    (`excise.treesitter_candidates`). Each strategy's stream is seeded by `random_seed` and the
     snapshot, so the same inputs give the same candidate ids. Candidates outside `knobs` are
-    dropped.
+    dropped. An unknown strategy name raises `ValueError`.
     """
+    strategies = tuple(as_strategy(s) for s in strategies)
     if knobs is not None and knobs.strategies is not None:
         strategies = tuple(s for s in strategies if s in knobs.strategies)
     if seed.manifest.language != "python":

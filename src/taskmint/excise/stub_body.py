@@ -1,18 +1,27 @@
 """Strategy `stub_body`: a function's body becomes `raise NotImplementedError`.
 
 The signature, decorators and docstring stay, so the function keeps its place, its name and
-its contract, and every importer still imports; only the behaviour is gone.
+its contract, and every importer still imports; only the behaviour is gone. `candidates` offers
+one candidate per indexed unit whose body has at least `min_body_lines` lines; abstract and
+`@overload` declarations are skipped.
 """
 
 from __future__ import annotations
 
+import random
+from typing import Final
+
 import libcst as cst
 
-from taskmint.index.python import parse_module
+from taskmint.excise.candidate import make_candidate
+from taskmint.excise.context import CandidateStream, ExciseContext, unit_key
+from taskmint.index.python import SourceSkipped, parse_module
+from taskmint.records import SkippedFile
 
-__all__ = ["STRATEGY", "stub_body"]
+__all__ = ["STRATEGY", "candidates", "stub_body"]
 
-STRATEGY = "stub_body"
+STRATEGY: Final = "stub_body"
+_ABSTRACT = ("overload", "typing.overload", "abstractmethod", "abc.abstractmethod")
 
 _RAISE = cst.SimpleStatementLine(body=[cst.Raise(exc=cst.Name("NotImplementedError"))])
 
@@ -76,3 +85,37 @@ def stub_body(source: bytes, qualname: str) -> bytes:
     if not stubber.done:
         raise LookupError(f"no function {qualname!r} in this file")
     return new.bytes
+
+
+def candidates(ctx: ExciseContext, *, rng: random.Random) -> CandidateStream:
+    """One candidate per eligible unit, in the seeded `rng`'s order (see module doc)."""
+    pool = sorted(ctx.index.units, key=lambda u: u.unit_id)
+    rng.shuffle(pool)
+    for unit in pool:
+        key = unit_key(unit)
+        if unit.body_lines < ctx.min_body_lines:
+            yield SkippedFile(path=key, reason=f"body has {unit.body_lines} line(s)")
+            continue
+        if any(d.split("(")[0] in _ABSTRACT for d in unit.decorators):
+            yield SkippedFile(path=key, reason="an abstract or @overload declaration")
+            continue
+        if unit.file not in ctx.sources:
+            yield SkippedFile(path=key, reason="source file was skipped")
+            continue
+        try:
+            new = stub_body(ctx.sources[unit.file], unit.qualname)
+            yield make_candidate(
+                ctx,
+                strategy=STRATEGY,
+                target="body",
+                units=(key,),
+                edits={unit.file: new},
+                spans=((unit.file, unit.body_start_line, unit.end_line),),
+                complexity=unit.complexity,
+                callers=len(ctx.callers.get(key, ())),
+                has_docstring=unit.docstring is not None,
+                signature=unit.signature,
+                docstring=unit.docstring,
+            )
+        except (SourceSkipped, LookupError, UnicodeDecodeError) as exc:
+            yield SkippedFile(path=key, reason=str(exc))

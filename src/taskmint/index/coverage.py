@@ -19,9 +19,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from taskmint.acquire.snapshot import copy_tree
+import coverage
+
 from taskmint.config import Limits
+from taskmint.files import copy_tree
 from taskmint.records import Environment, SeedApp, stable_id
+from taskmint.runners import bytecode as snapshot_bytecode
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
 from taskmint.sandbox.base import WORKSPACE, Sandbox
@@ -145,8 +148,6 @@ def _from_json(data: dict[str, object]) -> CoverageMap:
 
 
 def _read(db: Path, snapshot_id: str) -> CoverageMap:
-    import coverage
-
     data = coverage.CoverageData(basename=str(db))
     data.read()
     index: dict[str, int] = {}
@@ -342,12 +343,9 @@ def coverage_map(
             return _from_json(json.loads(cache_file.read_text()))
     # The snapshot's bytecode, as every validation run has it (built once; the baseline asks
     # for the same folder). Which lines run does not depend on it: a pyc is the compiled source
-    # it is checked against (see `taskmint.validate.bytecode`). Imported here: the validate
-    # package imports this module.
-    from taskmint.validate.bytecode import build_bytecode, install_bytecode
-
+    # it is checked against (see `taskmint.runners.bytecode`).
     bytecode = (
-        build_bytecode(seed, env, sandbox, limits=limits, cache_dir=cache_dir)
+        snapshot_bytecode.build_bytecode(seed, env, sandbox, limits=limits, cache_dir=cache_dir)
         if cache_dir is not None
         else None
     )
@@ -355,7 +353,7 @@ def coverage_map(
     try:
         ws = work / "ws"
         copy_tree(Path(seed.root), ws, seed.files)
-        install_bytecode(ws, bytecode)
+        snapshot_bytecode.install_bytecode(ws, bytecode)
         db = work / "coverage.db"
         report = run_tests(
             sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db, test_ids=tests

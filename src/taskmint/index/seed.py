@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from taskmint.index.python import index_python_files
-from taskmint.index.treesitter import LANGUAGES, index_files
+from taskmint.index.treesitter import index_files
+from taskmint.index.treesitter_grammars import LANGUAGES
 from taskmint.records import CodeIndex, SeedApp
 
 __all__ = ["index_seed", "source_files"]

@@ -5,11 +5,12 @@ A dataset lives under `<root>/<name>/` (a local folder or any fsspec URL) as app
 for streaming (`ShardPolicy`), a README.md dataset card whose YAML `configs` let
 `datasets.load_dataset(<version>)` read it with no taskmint code, and a `manifest.json` (shards
 with sha256 and row counts, the parent version, tombstones), written last; the `LATEST` pointer
-is switched after it. `schema` holds the column types and their documentation; `loader` streams
-`Task` records back (`load_tasks`).
+is switched after it. `schema` holds the column types and their documentation; `dataset`
+writes versions (`publish`, `retract`) with `shards`, `card` and `environments`; `loader` streams
+`Task` records back (`load_tasks`); both find a version's files through `layout`.
 """
 
-from taskmint.publish.dataset import PublishedVersion, ShardPolicy, assign_shards, publish, retract
+from taskmint.publish.dataset import PublishedVersion, publish, retract
 from taskmint.publish.loader import (
     TaskStream,
     VersionRef,
@@ -19,6 +20,7 @@ from taskmint.publish.loader import (
     resolve_version,
     verify_manifest,
 )
+from taskmint.publish.shards import ShardPolicy, assign_shards
 
 __all__ = [
     "PublishedVersion",

@@ -24,10 +24,16 @@ from typing import Any, Literal, overload
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.errors import DatasetError
-from taskmint.publish.dataset import LATEST, MANIFEST, _latest_name, _read_manifest, _target
-from taskmint.publish.dataset import _display as _url
+from taskmint.files import copy_tree
+from taskmint.publish.layout import (
+    LATEST,
+    MANIFEST,
+    display,
+    latest_name,
+    read_manifest,
+    target,
+)
 from taskmint.publish.schema import row_to_task
 from taskmint.records import SeedApp, SeedManifest, Task, from_json_dict
 from taskmint.scratch import make_staging
@@ -76,30 +82,30 @@ def resolve_version(
     storage_options: dict[str, Any] | None = None,
 ) -> VersionRef:
     """The version `version` of the dataset at `uri` (a dataset folder or a version folder)."""
-    fs, path = _target(uri, storage_options)
+    fs, path = target(uri, storage_options)
     fs.invalidate_cache()
-    manifest = _read_manifest(fs, path)
+    manifest = read_manifest(fs, path)
     if manifest is not None:  # `uri` is a version folder itself
         name = path.rsplit("/", 1)[-1]
         if version not in ("latest", name):
             raise DatasetError(f"{uri} is version {name}, not {version}; give the dataset folder")
         return VersionRef(
-            url=_url(fs, path), version=name, manifest=manifest, storage_options=storage_options
+            url=display(fs, path), version=name, manifest=manifest, storage_options=storage_options
         )
-    name = _latest_name(fs, path) if version == "latest" else version
+    name = latest_name(fs, path) if version == "latest" else version
     if name is None:
         raise DatasetError(
-            f"no published version under {_url(fs, path)}; run `taskmint refresh` "
+            f"no published version under {display(fs, path)}; run `taskmint refresh` "
             "(or `make demo`) first, or check the URL"
         )
-    manifest = _read_manifest(fs, f"{path}/{name}")
+    manifest = read_manifest(fs, f"{path}/{name}")
     if manifest is None:
         raise DatasetError(
-            f"{_url(fs, path)}/{name} has no {MANIFEST}: the version is incomplete or absent; "
+            f"{display(fs, path)}/{name} has no {MANIFEST}: the version is incomplete or absent; "
             f"load another version (see {LATEST})"
         )
     return VersionRef(
-        url=_url(fs, f"{path}/{name}"),
+        url=display(fs, f"{path}/{name}"),
         version=name,
         manifest=manifest,
         storage_options=storage_options,
@@ -113,7 +119,7 @@ def latest_version(base: str | os.PathLike[str]) -> Path:
 
 def _read_shard(fs: Any, vpath: str, entry: dict[str, Any], check: bool) -> pq.ParquetFile:
     path = f"{vpath}/{entry['path']}"
-    shown = _url(fs, path)
+    shown = display(fs, path)
     try:
         if not check:
             return pq.ParquetFile(fs.open(path, "rb"))
@@ -139,7 +145,7 @@ def _rows(
     storage_options: dict[str, Any] | None,
 ) -> Iterator[dict[str, Any]]:
     """Row dicts of `shards` in order: the generator behind the IterableDataset."""
-    fs, vpath = _target(url, storage_options)
+    fs, vpath = target(url, storage_options)
     for entry in shards:
         pf = _read_shard(fs, vpath, entry, check)
         for batch in pf.iter_batches(batch_size=batch_rows):
@@ -273,7 +279,7 @@ def load_tasks(
 
 def _check_present(ref: VersionRef, shards: list[dict[str, Any]]) -> None:
     """Fail before streaming when a listed shard is missing or has the wrong size."""
-    fs, vpath = _target(ref.url, ref.storage_options)
+    fs, vpath = target(ref.url, ref.storage_options)
     for entry in shards:
         path = f"{vpath}/{entry['path']}"
         try:
@@ -282,12 +288,12 @@ def _check_present(ref: VersionRef, shards: list[dict[str, Any]]) -> None:
             size = None
         if size is None:
             raise DatasetError(
-                f"{_url(fs, path)} is missing (listed in {MANIFEST}); republish the version or "
+                f"{display(fs, path)} is missing (listed in {MANIFEST}); republish the version or "
                 "load another one (version='vNNNN')"
             )
         if "bytes" in entry and size != entry["bytes"]:
             raise DatasetError(
-                f"{_url(fs, path)} has {size} bytes, {MANIFEST} says {entry['bytes']} "
+                f"{display(fs, path)} has {size} bytes, {MANIFEST} says {entry['bytes']} "
                 "(corrupt or truncated); republish the version or load another one"
             )
 
@@ -297,13 +303,13 @@ def verify_manifest(
 ) -> dict[str, Any]:
     """Check every file of a version against its manifest's sha256; returns the manifest."""
     ref = resolve_version(uri, storage_options=storage_options)
-    fs, vpath = _target(ref.url, storage_options)
+    fs, vpath = target(ref.url, storage_options)
     for rel, meta in ref.manifest.get("files", {}).items():
         entry = {"path": rel, **meta}
         _check_present(ref, [entry])
         if hashlib.sha256(fs.cat_file(f"{vpath}/{rel}")).hexdigest() != meta["sha256"]:
             raise DatasetError(
-                f"{_url(fs, vpath + '/' + rel)} does not match its sha256 in {MANIFEST} "
+                f"{display(fs, vpath + '/' + rel)} does not match its sha256 in {MANIFEST} "
                 "(corrupt or modified); republish the version or load another one"
             )
     return ref.manifest
@@ -345,7 +351,7 @@ def load_seed(
 
 
 def _environment_row(ref: VersionRef, snapshot_id: str) -> dict[str, Any]:
-    fs, vpath = _target(ref.url, ref.storage_options)
+    fs, vpath = target(ref.url, ref.storage_options)
     for entry in ref.shards("environments"):
         pf = _read_shard(fs, vpath, entry, True)
         table = pf.read()
@@ -372,57 +378,3 @@ def _unpack(archive: bytes, files: list[str], final: Path) -> None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _cache(cache_dir: str | os.PathLike[str] | None) -> Path:
-    from taskmint.config import PipelineConfig
-
-    return Path(cache_dir) if cache_dir is not None else PipelineConfig().cache_dir
-
-
-def _origin(task: Task) -> str:
-    if not task.origin:
-        raise DatasetError(
-            f"task {task.instance_id} has no origin (it was not loaded from a published "
-            "version); load it with taskmint.load_tasks, or pass seed= explicitly"
-        )
-    return task.origin
-
-
-def materialize_workspace(
-    task: Task,
-    dest: Path,
-    *,
-    cache_dir: str | os.PathLike[str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-) -> Path:
-    """`Task.workspace`: the policy view of `task` in `dest`, its snapshot cached by hash."""
-    from taskmint.verify.reward import policy_view
-
-    seed = load_seed(
-        _origin(task),
-        task.snapshot_id,
-        cache_dir=_cache(cache_dir),
-        storage_options=storage_options,
-    )
-    return policy_view(task, seed, dest)
-
-
-def runtime_for(
-    task: Task,
-    *,
-    cache_dir: str | os.PathLike[str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-) -> tuple[SeedApp, Any]:
-    """The seed snapshot and the built test environment a loaded task is verified with.
-
-    Both are cached by hash under `cache_dir` (the snapshot by its tree, the environment by
-    its inputs), so a training loop pays for them once per seed.
-    """
-    from taskmint.envs import build_environment
-
-    cache = _cache(cache_dir)
-    seed = load_seed(
-        _origin(task), task.snapshot_id, cache_dir=cache, storage_options=storage_options
-    )
-    return seed, build_environment(seed.manifest, cache_dir=cache)

@@ -18,7 +18,9 @@ from typing import Any
 import pyarrow as pa
 from datasets import Features, List, Value
 
-from taskmint.records import Task
+from taskmint.errors import DatasetError
+from taskmint.records import Calibration, Task
+from taskmint.records import Features as StaticFeatures
 
 __all__ = [
     "COLUMN_DOCS",
@@ -31,20 +33,12 @@ __all__ = [
     "TASK_SCHEMA",
     "row_to_task",
     "task_to_row",
+    "upgrade_task_row",
 ]
 
-# Static difficulty features, in the column order of the `features` struct.
-FEATURE_NAMES = (
-    "lines_removed",
-    "units",
-    "files",
-    "complexity",
-    "callers",
-    "has_docstring",
-    "whole_class",
-    "scope_change",
-    "fail_to_pass",
-)
+# Static difficulty features, in the column order of the `features` struct: the fields of
+# `records.Features`, in order (a float64 each, null when not measured).
+FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(StaticFeatures))
 
 # Task fields that are not columns: `extra` is free-form local metadata, `origin` says where a
 # loaded record came from (it is set by the loader, never stored).
@@ -70,8 +64,8 @@ COLUMN_DOCS: dict[str, str] = {
     "test_command": "The command a person would type to run the seed's tests.",
     "removed_code": "The lines the edit removed (for leak scans; never shown to a policy).",
     "features": "Static difficulty features (struct of floats, null when not measured).",
-    "calibration": "Per solver: model, attempts, solves, rate, Wilson interval, date, "
-    "tokens, cost.",
+    "calibration": "Per solver and hint level: solver_kind (`reference` or `model`), "
+    "solver_name, hint_level, attempts, solves, rate, Wilson interval, date, tokens, cost.",
     "flaky_tests": "Tests excluded because their outcome varied on the original tree.",
     "validation_runs": "Sandboxed test runs spent validating the task.",
     "validation_wall_time": "Seconds spent validating the task.",
@@ -112,6 +106,8 @@ def _feature(name: str, hint: Any) -> Any:
     args = typing.get_args(hint)
     if hint in _SCALARS:
         return Value(_SCALARS[hint])
+    if origin is typing.Literal and all(isinstance(a, str) for a in args):
+        return Value("string")
     if origin in (typing.Union, types.UnionType):
         non_none = [a for a in args if a is not type(None)]
         if len(non_none) == 1:
@@ -169,9 +165,11 @@ def _identity(value: Any) -> Any:
 def _to_record(name: str, hint: Any) -> _Conv:
     """Converter from a parquet value to the record field's Python value."""
     if name == "features":
-        return lambda v: tuple((k, float(x)) for k, x in (v or {}).items() if x is not None)
+        return _features_of_row
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
+    if origin is typing.Literal:
+        return _literal_checker(name, args)
     if origin in (typing.Union, types.UnionType):
         non_none = [a for a in args if a is not type(None)]
         inner = _to_record(name, non_none[0]) if len(non_none) == 1 else _identity
@@ -187,6 +185,57 @@ def _to_record(name: str, hint: Any) -> _Conv:
     return _identity
 
 
+def _features_of_row(value: dict[str, float | None] | None) -> StaticFeatures | None:
+    """The `features` struct as the record it was written from (None: nothing measured)."""
+    try:
+        return StaticFeatures.from_floats(value or {})
+    except ValueError as exc:
+        raise DatasetError(f"column 'features' cannot be read back: {exc}") from None
+
+
+def _literal_checker(name: str, allowed: tuple[Any, ...]) -> _Conv:
+    """Converter for a `Literal` field: the value itself, or a `DatasetError` naming the
+    values this taskmint knows (a dataset written by a newer one may hold others)."""
+    known = frozenset(allowed)
+
+    def check(value: Any) -> Any:
+        if value not in known:
+            raise DatasetError(
+                f"column {name!r} holds {value!r}, not one of {', '.join(map(str, allowed))}: "
+                "written by another taskmint version? Load it with that version"
+            )
+        return value
+
+    return check
+
+
+def _upgrade_calibration(entry: dict[str, Any]) -> dict[str, Any]:
+    """A calibration entry of a version written before the solver had fields of its own: its
+    one `model` string (`reference/null`, `gpt-x`, `gpt-x@hint2`) becomes `solver_kind`,
+    `solver_name` and `hint_level`. A current entry comes back as it is."""
+    if entry.get("solver_kind") is not None or entry.get("model") is None:
+        return entry
+    kind, name, hint_level = Calibration.parse_label(entry["model"])
+    rest = {k: v for k, v in entry.items() if k != "model"}
+    return {"solver_kind": kind, "solver_name": name, "hint_level": hint_level, **rest}
+
+
+# Per record type: how an entry written by an older taskmint is brought to the current layout.
+_UPGRADES: dict[type, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    Calibration: _upgrade_calibration,
+}
+
+
+def upgrade_task_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A `tasks` row read from a version an older taskmint wrote, in the current layout (rows
+    republished as they are, by `retract`, keep every value)."""
+    entries = row.get("calibration") or []
+    upgraded = [_upgrade_calibration(e) for e in entries]
+    if all(new is old for new, old in zip(upgraded, entries, strict=True)):
+        return row
+    return {**row, "calibration": upgraded}
+
+
 def _row_maker(cls: type) -> Callable[..., Any]:
     hints = typing.get_type_hints(cls)
     convs = [
@@ -194,10 +243,13 @@ def _row_maker(cls: type) -> Callable[..., Any]:
         for f in dataclasses.fields(cls)
         if f.name not in NOT_PUBLISHED
     ]
+    upgrade = _UPGRADES.get(cls)
 
     def make(row: dict[str, Any], **fixed: Any) -> Any:
         # Columns missing from an older version keep the field's default; unknown columns
         # (from a newer taskmint) are ignored.
+        if upgrade is not None:
+            row = upgrade(row)
         kwargs = {n: conv(row[n]) for n, conv in convs if n in row and row[n] is not None}
         return cls(**kwargs, **fixed)
 
@@ -206,7 +258,7 @@ def _row_maker(cls: type) -> Callable[..., Any]:
 
 def _from_record(name: str, hint: Any) -> _Conv:
     if name == "features":
-        return lambda v: (lambda d: {n: d.get(n) for n in FEATURE_NAMES})(dict(v))
+        return _features_row
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
@@ -218,6 +270,12 @@ def _from_record(name: str, hint: Any) -> _Conv:
             return lambda v: [{"name": a, "value": b} for a, b in v]
         return list
     return _identity
+
+
+def _features_row(features: StaticFeatures | None) -> dict[str, float | None]:
+    """The `features` struct: every column, a float or null."""
+    values = dict(features.as_pairs()) if features is not None else {}
+    return {n: values.get(n) for n in FEATURE_NAMES}
 
 
 def _record_dumper(cls: type) -> Callable[[Any], dict[str, Any]]:

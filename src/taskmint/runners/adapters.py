@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from taskmint.records import Environment, RunReport, SeedManifest
+from taskmint.runners.inside.protocol import BatchSpec, ChannelInput, RunOptions
 from taskmint.runners.report import parse_node_report, parse_pytest_report
 from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount
 
@@ -161,7 +162,7 @@ class PytestAdapter(Adapter):
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`python -I -B run_pytest.py ...` over the selected tests (all test paths by default)."""
         pythonpath = [posixpath.normpath(posixpath.join(WORKSPACE, p)) for p in manifest.pythonpath]
-        options: dict[str, object] = {
+        options: RunOptions = {
             "pythonpath": pythonpath,
             "coverage": None,
             "order": order,
@@ -223,17 +224,17 @@ class PytestAdapter(Adapter):
         self,
         argv: tuple[str, ...],
         test_ids: tuple[str, ...] | None,
-        batch: dict[str, object] | None = None,
+        batch: BatchSpec | None = None,
     ) -> tuple[tuple[str, ...], bytes]:
         """`argv` (from `command`) turned into a channel run: `run_pytest.py --channel`, with
         the nonce, options, selection and pytest arguments as the channel's input."""
-        options = json.loads(argv[6])
+        options: RunOptions = json.loads(argv[6])
         options.pop("select_file", None)
         if test_ids is not None:
             options["select"] = list(test_ids)
         if batch is not None:
             options["batch"] = batch
-        data = {"nonce": argv[5], "options": options, "args": list(argv[8:])}
+        data: ChannelInput = {"nonce": argv[5], "options": options, "args": list(argv[8:])}
         return (*argv[:4], "--channel"), json.dumps(data).encode()
 
     def save_coverage(self, report_dir: Path, dest: Path) -> bool:

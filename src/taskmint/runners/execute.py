@@ -12,6 +12,7 @@ from typing import TypeVar
 from taskmint.config import Limits
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.adapters import Adapter, PytestAdapter, adapter_for
+from taskmint.runners.inside.protocol import BatchSpec
 from taskmint.runners.protect import workspace_readonly
 from taskmint.runners.report import BatchReport, parse_pytest_batch
 from taskmint.sandbox.base import RunResult, RunSpec, Sandbox
@@ -50,7 +51,7 @@ def run_tests(
     tests and the files configuring the run (`runners.protect`), as when the verifier grades.
     `compile_bytecode` makes the run write the workspace's bytecode and collect instead of
     testing (see
-    `taskmint.validate.bytecode`). `keep_workspace` False: the caller deletes the workspace
+    `taskmint.runners.bytecode`). `keep_workspace` False: the caller deletes the workspace
     unread, so the run's changes need not be copied back to it.
 
     With pytest on a backend that supports it, the nonce, the selection and the report travel
@@ -92,7 +93,7 @@ def run_batch(
     *,
     limits: Limits,
     test_ids: tuple[str, ...] | None,
-    batch: dict[str, object],
+    batch: BatchSpec,
 ) -> tuple[BatchReport, RunResult]:
     """Collect the files of `test_ids` (None: the whole suite) over `workspace` once and serve
     `batch`'s runs as forks of that collection (`runners/inside/forked_runs.py`). pytest over
@@ -131,7 +132,7 @@ def _execute(
     readonly: tuple[str, ...] | None = None,
     compile_bytecode: bool = False,
     keep_workspace: bool = True,
-    batch: dict[str, object] | None = None,
+    batch: BatchSpec | None = None,
 ) -> tuple[RunResult, T]:
     adapter = adapter_for(manifest)
     if readonly is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from taskmint.records import Outcome, RunReport, TestResult
+from taskmint.runners.inside.protocol import BatchEnd, read_batch_end
 
 __all__ = ["BatchReport", "parse_node_report", "parse_pytest_batch", "parse_pytest_report"]
 
@@ -155,12 +156,12 @@ def parse_node_report(path: Path, nonce: str) -> RunReport:
 @dataclass(frozen=True, slots=True)
 class BatchReport:
     """What a batch of forked runs reported (see `runners/inside/forked_runs.py`): per run tag
-    ("<candidate>/<run>"), the tests it was asked to run, its report, and how it ended."""
+    (`protocol.run_tag`), the tests it was asked to run, its report, and how it ended."""
 
     requests: dict[str, tuple[str, ...]]
     reports: dict[str, RunReport]
     done: frozenset[int]  # the candidates (by number) whose runs all happened
-    ends: dict[str, dict[str, Any]]
+    ends: dict[str, BatchEnd]
     stopped: str  # why the batch stopped early ("" if it did not)
     complete: bool  # the collection process finished (every candidate was served)
     nonce_ok: bool
@@ -172,7 +173,7 @@ def parse_pytest_batch(path: Path, nonce: str) -> BatchReport:
     test it was asked to run but never reported is "missing"."""
     records, ok = _records(path, nonce)
     requests: dict[str, tuple[str, ...]] = {}
-    ends: dict[str, dict[str, Any]] = {}
+    ends: dict[str, BatchEnd] = {}
     by_tag: dict[str, list[dict[str, Any]]] = {}
     errors: list[dict[str, Any]] = []
     stopped = ""
@@ -183,7 +184,7 @@ def parse_pytest_batch(path: Path, nonce: str) -> BatchReport:
         if kind == "batch_run" and isinstance(tag, str) and isinstance(rec.get("ids"), list):
             requests[tag] = tuple(str(i) for i in rec["ids"])
         elif kind == "batch_end" and isinstance(tag, str):
-            ends[tag] = rec
+            ends[tag] = read_batch_end(rec)
         elif kind == "batch_done" and isinstance(rec.get("candidate"), int):
             done.add(rec["candidate"])
         elif kind == "batch_stop":
@@ -196,8 +197,8 @@ def parse_pytest_batch(path: Path, nonce: str) -> BatchReport:
             by_tag.setdefault(tag, []).append(rec)
     reports = {}
     for tag, ids in requests.items():
-        end = ends.get(tag, {})
-        finished = end.get("status") == "ran" and bool(end.get("ended"))
+        end = ends.get(tag)
+        finished = end is not None and end["status"] == "ran" and end.get("ended", False)
         recs = [*errors, {"type": "collected", "ids": list(ids)}, *by_tag.get(tag, [])]
         if finished:
             recs.append({"type": "finish"})

@@ -2,10 +2,11 @@
 
 `Sandbox.run(spec)` runs one command over a workspace folder and returns a `RunResult`; the
 backend decides how isolation is achieved. `local` uses bubblewrap, `docker` the Docker Engine
-(images built locally, see `sandbox.images`); `FakeSandbox` takes a handler, for tests of code
+(images built locally, see `sandbox.docker`); `FakeSandbox` takes a handler, for tests of code
 that only needs the interface.
 """
 
+from taskmint.config import SandboxConfig
 from taskmint.sandbox.base import Mount, RunResult, RunSpec, Sandbox
 from taskmint.sandbox.fake import FakeSandbox
 from taskmint.sandbox.local import LocalSandbox, bwrap_path
@@ -22,14 +23,12 @@ __all__ = [
 ]
 
 
-def open_sandbox(config: object) -> Sandbox:
+def open_sandbox(config: SandboxConfig) -> Sandbox:
     """The backend named by a `SandboxConfig`."""
-    from taskmint.config import SandboxConfig
-
-    assert isinstance(config, SandboxConfig)
     if config.backend == "local":
         return LocalSandbox(config)
     if config.backend == "docker":
+        # Imported only here: the backend needs the optional `docker` package.
         from taskmint.sandbox.docker import DockerOptions, DockerSandbox
 
         return DockerSandbox(config, options=DockerOptions(warm=config.docker_warm))

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import abc
 import collections
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import time
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -154,9 +160,6 @@ def protect_workspace(root: str, readonly: tuple[str, ...], uid: int) -> None:
     """Give the workspace to `uid` except `readonly` paths (root-owned, not writable) and their
     ancestors (root-owned, sticky and world-writable: the run adds files beside them but cannot
     rename or delete what it does not own). Symlinks are never followed."""
-    import os
-    import stat
-
     keep: set[str] = set()
     ancestors: set[str] = set()
     for rel in readonly:
@@ -199,8 +202,6 @@ def protect_workspace(root: str, readonly: tuple[str, ...], uid: int) -> None:
 
 def mount_tmpfs(path: str, size: int) -> None:
     """Mount a tmpfs of `size` bytes at `path` (needs root), or raise OSError saying why."""
-    import subprocess
-
     proc = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", path],
         capture_output=True,
@@ -213,15 +214,11 @@ def mount_tmpfs(path: str, size: int) -> None:
 
 def unmount(path: str) -> None:
     """Detach the mount at `path` (lazily: it goes when nothing uses it)."""
-    import subprocess
-
     subprocess.run(["umount", "-l", path], capture_output=True, timeout=30)
 
 
 def copy_all(src: str, dst: str) -> None:
     """Copy the folder `src` to `dst` with owners, modes and links as they are (`cp -a`)."""
-    import subprocess
-
     proc = subprocess.run(["cp", "-a", src, dst], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise OSError(f"cannot copy {src} to {dst}: {proc.stderr.strip()[:500]}")
@@ -229,8 +226,6 @@ def copy_all(src: str, dst: str) -> None:
 
 def replace_with(src: str, dst: str) -> None:
     """Make the folder `dst` hold what `src` holds (the run's changes, copied back)."""
-    import shutil
-
     shutil.rmtree(dst, ignore_errors=True)
     copy_all(src, dst)
 
@@ -242,9 +237,6 @@ def memory_cgroup(limit: int) -> str | None:
     """A fresh memory cgroup (v1) capped at `limit` bytes for one sandbox, or None where the
     controller is missing or not writable (then only the per-process RLIMIT_AS bounds memory).
     Remove it with `remove_cgroup` once its processes are gone."""
-    import os
-    import secrets
-
     parent = os.path.join(CGROUP_MEMORY, "taskmint")
     try:
         os.makedirs(parent, exist_ok=True)
@@ -269,9 +261,6 @@ def memory_cgroup(limit: int) -> str | None:
 
 def remove_cgroup(path: str) -> None:
     """Remove a cgroup made by `memory_cgroup` (retrying while its last processes exit)."""
-    import os
-    import time
-
     for _ in range(50):
         try:
             os.rmdir(path)

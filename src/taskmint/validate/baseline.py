@@ -1,4 +1,9 @@
-"""Running a seed's original suite several times to find its stable tests."""
+"""Running a seed's original suite several times to find its stable tests.
+
+It stays one module although it is long: the runs (`run_baseline`) and their summary
+(`summarize`, `seed_report`) share the `Baseline` record, which the runs make by summarizing
+and the summary reads, so a split would leave the two halves importing each other.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
 from taskmint.errors import SandboxError
+from taskmint.files import copy_tree
 from taskmint.records import (
     Environment,
     RunReport,
@@ -23,10 +28,11 @@ from taskmint.records import (
 )
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
+from taskmint.runners.bytecode import build_bytecode, install_bytecode
 from taskmint.runners.execute import run_batch
+from taskmint.runners.inside.protocol import SNAPSHOT_BYTES, batch_spec, candidate_spec, run_tag
 from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch
-from taskmint.validate.bytecode import build_bytecode, install_bytecode
 
 __all__ = ["Baseline", "RunPlan", "cut_suite", "run_baseline", "run_plan", "seed_report"]
 
@@ -74,7 +80,7 @@ class Baseline:
     # stable tests left out because the suite was longer than `max_tests` (see `cut_suite`)
     cut: tuple[str, ...] = ()
     # the snapshot's cached bytecode, copied into every tree validated against this baseline
-    # ("" for none; see `taskmint.validate.bytecode`)
+    # ("" for none; see `taskmint.runners.bytecode`)
     bytecode: str = ""
     # (test id, its longest duration in seconds over the runs), for every test that reported
     # one: what a run of part of the suite should take (see `validate.candidate.broken_run_limits`)
@@ -324,22 +330,10 @@ def _forked_runs(
     nondeterminism is drawn once for these runs; the cold runs draw it again each). A run the
     batch did not serve (it stopped: a run changed the workspace, the collection left threads
     running; the sandbox failed) is left out, and the caller runs it the ordinary way."""
-    from taskmint.validate.forked import SNAPSHOT_BYTES  # it imports this module
-
-    spec = {
-        "runs": len(plans),
-        "plans": [[p.order, p.seed] for p in plans],
-        "candidates": [
-            {
-                "files": [],
-                "select": list(select) if select is not None else None,
-                "failing": [],
-                "wall": limits.wall_seconds,
-                "repeat": "all",
-            }
-        ],
-        "snapshot_bytes": SNAPSHOT_BYTES,
-    }
+    every_run = candidate_spec(
+        [], list(select) if select is not None else None, [], limits.wall_seconds, repeat_all=True
+    )
+    spec = batch_spec([every_run], [(p.order, p.seed) for p in plans], SNAPSHOT_BYTES)
     ws = _workspace(seed, bytecode)
     try:
         report, _ = run_batch(
@@ -357,14 +351,12 @@ def _forked_runs(
         shutil.rmtree(ws, ignore_errors=True)
     out: dict[int, RunReport] = {}
     for index in range(len(plans)):
-        tag = f"0/{index}"
-        end = report.ends.get(tag, {})
-        if tag not in report.reports or end.get("status") not in ("ran", "timeout"):
+        tag = run_tag(0, index)
+        end = report.ends.get(tag)
+        if tag not in report.reports or end is None or end["status"] not in ("ran", "timeout"):
             continue
         out[index] = replace(
-            report.reports[tag],
-            timed_out=end.get("status") == "timeout",
-            wall_time=float(end.get("wall") or 0.0),
+            report.reports[tag], timed_out=end["status"] == "timeout", wall_time=end["wall"]
         )
     return out
 

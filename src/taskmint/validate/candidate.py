@@ -8,18 +8,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
 from taskmint.errors import PatchError, SandboxError
+from taskmint.files import copy_tree
 from taskmint.index.coverage import CoverageMap
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import adapter_for
+from taskmint.runners.bytecode import install_bytecode
 from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch
 from taskmint.validate.baseline import Baseline, run_plan
-from taskmint.validate.bytecode import install_bytecode
 from taskmint.validate.selection import select_tests
 
 __all__ = ["broken_run_limits", "conclude", "materialize", "validate_candidate"]

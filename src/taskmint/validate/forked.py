@@ -23,7 +23,6 @@ died) is validated the ordinary way.
 
 from __future__ import annotations
 
-import base64
 import shutil
 import tempfile
 import time
@@ -32,19 +31,26 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
 from taskmint.errors import PatchError, SandboxError
+from taskmint.files import copy_tree
 from taskmint.index.coverage import CoverageMap
 from taskmint.patches import apply_patch, file_changes
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners.adapters import PytestAdapter, adapter_for
+from taskmint.runners.bytecode import install_bytecode
 from taskmint.runners.execute import run_batch
+from taskmint.runners.inside.protocol import (
+    SNAPSHOT_BYTES,
+    CandidateSpec,
+    batch_spec,
+    candidate_spec,
+    run_tag,
+)
 from taskmint.runners.report import BatchReport
 from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch, scratch_dir
 from taskmint.validate.baseline import Baseline, run_plan
-from taskmint.validate.bytecode import install_bytecode
 from taskmint.validate.candidate import (
     Reruns,
     broken_run_limits,
@@ -54,11 +60,7 @@ from taskmint.validate.candidate import (
 )
 from taskmint.validate.selection import BODY_LEVEL, select_tests
 
-__all__ = ["SNAPSHOT_BYTES", "broken_files", "unforkable", "validate_batch"]
-
-# A batch keeps a copy of a workspace up to this size in memory, to put back any file a run
-# changes; a bigger tree makes such a run stop the batch (the rest go the ordinary way).
-SNAPSHOT_BYTES = 128 * 1024**2
+__all__ = ["broken_files", "unforkable", "validate_batch"]
 
 
 def unforkable(candidate: Candidate, cmap: CoverageMap, selected: tuple[str, ...] | None) -> str:
@@ -216,7 +218,7 @@ def _run_batch(
     runs). Otherwise `tree` is the one candidate's breaking patch: the batch collects the broken
     tree itself, and its runs are forks of that collection."""
     start = time.monotonic()
-    specs = []
+    specs: list[CandidateSpec] = []
     served: list[_Item] = []
     left: list[Candidate] = []
     walls = []
@@ -234,23 +236,15 @@ def _run_batch(
         ).wall_seconds
         walls.append(wall)
         specs.append(
-            {
-                "files": [[rel, base64.b64encode(data).decode()] for rel, data in files],
-                "select": list(item.request),
-                "failing": sorted(failing.intersection(item.request)),
-                "wall": wall,
-            }
+            candidate_spec(
+                files, list(item.request), sorted(failing.intersection(item.request)), wall
+            )
         )
         served.append(item)
     if not served:
         return {}, left
     plans = [run_plan(i) for i in range(runs)]
-    spec = {
-        "runs": runs,
-        "plans": [[p.order, p.seed] for p in plans],
-        "candidates": specs,
-        "snapshot_bytes": SNAPSHOT_BYTES,
-    }
+    spec = batch_spec(specs, [(p.order, p.seed) for p in plans], SNAPSHOT_BYTES)
     # collecting (at most a whole run's limit) and every run of every candidate
     whole = max(10.0, 4 * baseline.max_wall_time + 5.0)
     batch_limits = limits.with_wall(whole + runs * sum(walls))
@@ -280,16 +274,16 @@ def _run_batch(
     out: dict[str, Verdict] = {}
     child_walls: dict[int, float] = {}
     for number, item in enumerate(served):
-        tags = [f"{number}/{r}" for r in range(runs) if f"{number}/{r}" in report.requests]
-        ends = [report.ends.get(t, {}) for t in tags]
+        tags = [run_tag(number, r) for r in range(runs) if run_tag(number, r) in report.requests]
+        ends = [report.ends.get(t) for t in tags]
         if (
             number not in report.done
             or not tags
-            or any(e.get("status") not in ("ran", "timeout") for e in ends)
+            or any(e is None or e["status"] not in ("ran", "timeout") for e in ends)
         ):
             left.append(item.cand)  # refused, crashed or never reached: the ordinary way
             continue
-        child_walls[number] = sum(float(e.get("wall") or 0.0) for e in ends)
+        child_walls[number] = sum(e["wall"] for e in ends if e is not None)
     shared = max(0.0, elapsed - sum(child_walls.values())) / max(1, len(child_walls))
     for number, item in enumerate(served):
         if number not in child_walls:
@@ -329,11 +323,11 @@ def _conclude_batch(
             **kw,  # type: ignore[arg-type]
         )
 
-    tags = [f"{number}/{r}" for r in range(runs) if f"{number}/{r}" in report.requests]
+    tags = [run_tag(number, r) for r in range(runs) if run_tag(number, r) in report.requests]
     reports: list[RunReport] = []
     seen: dict[str, list[str]] = {}
     for run, tag in enumerate(tags):
-        if report.ends[tag].get("status") == "timeout":
+        if report.ends[tag]["status"] == "timeout":
             limit = broken_run_limits(
                 baseline, limits, seed.manifest.timeout, item.observed
             ).wall_seconds

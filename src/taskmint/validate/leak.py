@@ -19,8 +19,8 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree
 from taskmint.config import Limits
+from taskmint.files import copy_tree
 from taskmint.index.seed import source_files
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp

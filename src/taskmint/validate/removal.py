@@ -6,7 +6,7 @@ observe the removal of a definition named `n` only in one of these ways:
 
 1. it runs the removed code itself (a line of a removed body, on the original);
 2. some code it runs looks `n` up by name: that line mentions `n` where a look-up can reach
-   the definition (`_Mentions`: a plain name, an import, an attribute or a string such as
+   the definition (`Mentions`: a plain name, an import, an attribute or a string such as
    `getattr(x, "n")`, `__all__ = ["n"]` or `mock.patch.object(m, "n")`; for a method, only an
    attribute, a string or a plain name in its own class body);
 3. some code it runs looks names up without spelling them: `getattr`/`hasattr` with a computed
@@ -27,12 +27,12 @@ definitions themselves, which run at import whether or not anyone uses them (the
 and default values were refused or checked to be side-effect free). Helper modules among the
 test paths (conftest.py, shared helpers) that mention `n` or a dynamic look-up: full suite.
 
-Mentions and dynamic look-ups (case 3) come from the syntax tree (`_occurrences`), so what only
-binds a name (an assignment target, a dataclass field, a parameter, the name a `def`/`class`
-binds) or a docstring never counts; a file that does not parse falls back to the spelling of
-the words on its raw lines (`DYNAMIC`, `_Mentions.spelled`). A method `parse`
-elsewhere, a field `left` of another class, or a docstring saying "inspect", then no longer pulls
-in the full suite just because it ran at import.
+Mentions and dynamic look-ups (case 3) come from the syntax tree (`taskmint.validate.lookups`),
+so what only binds a name (an assignment target, a dataclass field, a parameter, the name a
+`def`/`class` binds) or a docstring never counts; a file that does not parse falls back to the
+spelling of the words on its raw lines. A method `parse` elsewhere, a field `left` of another
+class, or a docstring saying "inspect", then no longer pulls in the full suite just because it
+ran at import.
 """
 
 from __future__ import annotations
@@ -40,40 +40,17 @@ from __future__ import annotations
 import ast
 import functools
 import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
-from taskmint import pyast
 from taskmint.index.coverage import CoverageMap
 from taskmint.records import Candidate, SeedApp
+from taskmint.validate.lookups import Mentions, dynamic_file, dynamic_line, occurrences, parse_file
 
 __all__ = ["REMOVAL", "select_for_removal"]
 
 REMOVAL = frozenset({"remove_function", "remove_class"})
 
-# Names and attributes through which code looks names up without spelling them (case 3); a
-# class statement with a `metaclass` too. Read from the syntax tree (`_occurrences`): a name
-# loaded or an attribute taken among these (an import of `inspect` alone is not, nor a keyword
-# argument `locals=`), or a name the file binds by importing from one of `_DYNAMIC_MODULES`
-# (`from pickle import loads`). `DYNAMIC` spells them for files that do not parse.
-_DYNAMIC_MODULES = frozenset({"inspect", "importlib", "pkgutil", "pickle", "copyreg"})
-_DYNAMIC_WORDS = _DYNAMIC_MODULES | {
-    "getattr", "hasattr", "delattr", "dir", "vars", "globals", "locals", "eval", "exec",
-    "__import__", "import_module", "attrgetter", "methodcaller", "getmembers", "singledispatch",
-    "__subclasses__", "__dict__", "__getattr__", "__getattribute__", "__class_getitem__",
-    "__init_subclass__", "__set_name__",
-}  # fmt: skip
-# As a plain name, one of these dunders is a binding of the file's own (`__getitem__ =
-# __getattr__` in a class body aliases the method): loading it looks nothing up. What the
-# method does when called is on the lines of its body, which are read on their own; as an
-# attribute (`super().__getattr__(name)`, `obj.__dict__`) each still counts. `__import__`, a
-# builtin called by its plain name, stays.
-_ALIASED_DUNDERS = frozenset(
-    w for w in _DYNAMIC_WORDS if w.startswith("__") and w.endswith("__") and w != "__import__"
-)
-DYNAMIC = re.compile(r"\b(" + "|".join(sorted(_DYNAMIC_WORDS | {"metaclass"})) + r")\b")
 # Decorators that only wrap: the decorated name is then used by spelling it.
 _PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "cached_property"}
 _BUILTIN_BASES = {
@@ -118,162 +95,6 @@ _CALLED_DUNDERS = frozenset({
 }
 # fmt: on
 _DATACLASS = {"dataclass", "dataclasses.dataclass"}
-
-
-@functools.lru_cache(maxsize=512)
-def _read(path: str) -> tuple[str, ...]:
-    try:
-        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
-    except OSError:
-        return ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Occurrences:
-    """Per line of a file, the names it may look up: `variable` as a plain name (a load, a
-    `del`, an import, `global`), `attribute` as an attribute (`x.n`, a `case C(n=...)` pattern)
-    or by a string (`getattr(x, "n")`, `__all__ = ["n"]`). A name a line only binds (an
-    assignment target, a parameter, the name a `def` or `class` binds, a keyword argument) or
-    mentions in a docstring is no look-up: nothing there can resolve to a removed definition."""
-
-    variable: dict[int, frozenset[str]]
-    attribute: dict[int, frozenset[str]]
-    dynamic: frozenset[int]  # lines that look names up dynamically (case 3)
-    by_name: dict[str, frozenset[int]]  # name -> the lines looking it up either way
-
-    def lines_naming(self, names: Iterable[str]) -> set[int]:
-        """The lines that look up one of `names` or look names up dynamically: every line
-        `_Mentions.line` or `_dynamic_line` can say yes to, found per name, not per line."""
-        out = set(self.dynamic)
-        for name in names:
-            out |= self.by_name.get(name, frozenset())
-        return out
-
-
-_WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-# Look-ups by name whose names are all string literals: `hasattr(obj, "name")`,
-# `getattr(obj, "name", None)`, `attrgetter("a.b")`, `methodcaller("name", x)`. They look up
-# exactly the words of those strings, which count as attribute mentions (case 2), so the call is
-# no dynamic look-up. Index: the positional arguments that are names (None: all of them).
-_SPELLED_CALLS: dict[str, slice] = {
-    "getattr": slice(1, 2),
-    "hasattr": slice(1, 2),
-    "delattr": slice(1, 2),
-    "attrgetter": slice(0, None),
-    "methodcaller": slice(0, 1),
-}
-
-
-def _spelled_call(call: ast.Call) -> bool:
-    """Whether `call` is one of `_SPELLED_CALLS` with every name given as a string literal."""
-    func = call.func
-    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-    where = _SPELLED_CALLS.get(name or "")
-    if where is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-        return False
-    names = call.args[where]
-    return bool(names) and all(
-        isinstance(a, ast.Constant) and isinstance(a.value, str) for a in names
-    )
-
-
-@functools.lru_cache(maxsize=512)
-def _occurrences(path: str) -> _Occurrences | None:
-    """The look-ups of every line of `path` (None when it does not parse). An occurrence counts
-    on every line its node spans and on the first line of its statement, since coverage may
-    record a multi-line statement on either."""
-    tree = _parse(path)
-    if tree is None:
-        return None
-    variable: dict[int, set[str]] = {}
-    attribute: dict[int, set[str]] = {}
-    dynamic: dict[int, set[str]] = {}
-    words = set(_DYNAMIC_WORDS)  # and the names this file binds from a dynamic module
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            words.update(
-                a.asname or a.name.split(".")[0]
-                for a in node.names
-                if a.name.split(".")[0] in _DYNAMIC_MODULES
-            )
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and not node.level
-            and node.module.split(".")[0] in _DYNAMIC_MODULES
-        ):
-            words.update(a.asname or a.name for a in node.names)
-
-    def add(into: dict[int, set[str]], names: Iterable[str], node: ast.AST, stmt: int) -> None:
-        first = getattr(node, "lineno", stmt)
-        last = getattr(node, "end_lineno", None) or first
-        for line in {stmt, *range(first, last + 1)}:
-            into.setdefault(line, set()).update(names)
-
-    spelled: set[int] = set()  # ids of the callee nodes of `_spelled_call`s
-
-    def visit(node: ast.AST, stmt: int) -> None:
-        if isinstance(node, ast.Call) and _spelled_call(node):
-            spelled.add(id(node.func))
-        if isinstance(node, ast.stmt):
-            stmt = node.lineno
-            if (
-                isinstance(node, ast.Expr)
-                and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, str)
-            ):
-                return  # a bare string statement (a docstring) looks nothing up
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-            add(variable, (node.id,), node, stmt)
-            if node.id in words and node.id not in _ALIASED_DUNDERS and id(node) not in spelled:
-                add(dynamic, (node.id,), node, stmt)
-        elif isinstance(node, ast.Attribute):
-            add(attribute, (node.attr,), node, stmt)
-            if node.attr in words and id(node) not in spelled:
-                add(dynamic, (node.attr,), node, stmt)
-        elif isinstance(node, ast.ClassDef):
-            for kw in node.keywords:
-                if kw.arg == "metaclass":
-                    add(dynamic, ("metaclass",), kw.value, stmt)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            add(attribute, _WORD.findall(node.value), node, stmt)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            add(variable, node.names, node, stmt)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            parts = [p for a in node.names for p in a.name.split(".")]
-            if isinstance(node, ast.ImportFrom) and node.module:
-                parts += node.module.split(".")
-            add(variable, parts, node, stmt)
-        elif isinstance(node, ast.MatchClass):
-            add(attribute, node.kwd_attrs, node, stmt)
-        for child in ast.iter_child_nodes(node):
-            visit(child, stmt)
-
-    try:
-        visit(tree, 1)
-    except RecursionError:
-        return None
-    by_name: dict[str, set[int]] = {}
-    for table in (variable, attribute):
-        for line, found in table.items():
-            for name in found:
-                by_name.setdefault(name, set()).add(line)
-    return _Occurrences(
-        {k: frozenset(v) for k, v in variable.items()},
-        {k: frozenset(v) for k, v in attribute.items()},
-        frozenset(dynamic),
-        {k: frozenset(v) for k, v in by_name.items()},
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def _parse(path: str) -> ast.Module | None:
-    try:
-        return pyast.parse(Path(path).read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _find(tree: ast.Module, qualname: str) -> tuple[ast.AST, ast.ClassDef | None] | None:
@@ -418,7 +239,7 @@ def _classes_in(
         if rel.endswith(".py") and any(
             rel == s or rel.startswith(s.rstrip("/") + "/") for s in source_paths
         ):
-            tree = _parse(os.path.join(root, rel))
+            tree = parse_file(os.path.join(root, rel))
             for node in ast.walk(tree) if tree is not None else ():
                 if isinstance(node, ast.ClassDef):
                     classes.setdefault(node.name, []).append(node)
@@ -451,66 +272,6 @@ def _is_test_file(rel: str) -> bool:
     return name.startswith("test_") or name.endswith("_test.py")
 
 
-class _Mentions:
-    """Which lines can look up one of the removed definitions by its name (case 2).
-
-    A module-level function or class is looked up as a plain name (in its module, or after an
-    import), as an attribute of its module or by a string. A method is looked up only as an
-    attribute (`obj.n`, `cls.n`, `super().n`) or by a string: a plain name `n` resolves to a
-    local, global or builtin, never to a class attribute, except in the class body itself (a
-    line such as `alias = n`), so a plain `n` counts for a method only inside its class. Files
-    that do not parse fall back to the spelling (any occurrence of the word on a raw line)."""
-
-    def __init__(
-        self, root: Path, module_level: set[str], owners: dict[str, list[tuple[str, int, int]]]
-    ) -> None:
-        self.root = str(root)
-        self.names = frozenset(module_level | set(owners))
-        self.owners = owners
-        self.module_level = frozenset(module_level)
-        self.spelled = re.compile(
-            r"(?<![\w])(" + "|".join(map(re.escape, sorted(self.names))) + r")(?![\w])"
-        )
-
-    def line(self, file: str, line: int) -> bool:
-        occ = _occurrences(os.path.join(self.root, file))
-        if occ is None:
-            text = _read(os.path.join(self.root, file))
-            return bool(0 < line <= len(text) and self.spelled.search(text[line - 1]))
-        if occ.attribute.get(line, frozenset()) & self.names:
-            return True
-        variable = occ.variable.get(line, frozenset()) & self.names
-        if variable & self.module_level:
-            return True
-        return any(
-            f == file and lo <= line <= hi for n in variable for f, lo, hi in self.owners.get(n, ())
-        )
-
-    def file(self, file: str) -> bool:
-        occ = _occurrences(os.path.join(self.root, file))
-        if occ is None:
-            return bool(self.spelled.search("\n".join(_read(os.path.join(self.root, file)))))
-        return any(self.line(file, n) for n in {*occ.attribute, *occ.variable})
-
-
-def _dynamic_line(root: Path, file: str, line: int) -> bool:
-    """Whether `line` of `file` looks names up dynamically (case 3)."""
-    path = os.path.join(root, file)
-    occ = _occurrences(path)
-    if occ is None:
-        text = _read(path)
-        return bool(0 < line <= len(text) and DYNAMIC.search(text[line - 1]))
-    return line in occ.dynamic
-
-
-def _dynamic_file(root: Path, file: str) -> bool:
-    path = os.path.join(root, file)
-    occ = _occurrences(path)
-    if occ is None:
-        return bool(DYNAMIC.search("\n".join(_read(path))))
-    return bool(occ.dynamic)
-
-
 def select_for_removal(
     candidate: Candidate,
     cmap: CoverageMap,
@@ -529,7 +290,7 @@ def select_for_removal(
     classes = _seed_classes(seed)
     for unit in candidate.units:
         file, _, qualname = unit.partition("::")
-        tree = _parse(str(root / file))
+        tree = parse_file(str(root / file))
         found = _find(tree, qualname) if tree is not None else None
         if found is None:
             return None
@@ -555,14 +316,14 @@ def select_for_removal(
             module_level.add(name)
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         spans.setdefault(file, []).append((first, node.end_lineno or node.lineno, header))
-    mentions = _Mentions(root, module_level, owners)
+    mentions = Mentions(root, module_level, owners)
 
     lines_by_file: dict[str, set[int]] = {}
     for file, per_line in cmap.lines.items():
         # Only the lines that can answer yes are looked at: those inside a removed definition
         # and, when the file parses, those naming a removed name or looking names up
         # dynamically (found per name); every covered line of a file that does not parse.
-        occ = _occurrences(os.path.join(root, file))
+        occ = occurrences(os.path.join(root, file))
         if occ is None:
             maybe: Iterable[int] = per_line
         else:
@@ -580,7 +341,7 @@ def select_for_removal(
                         lines_by_file.setdefault(file, set()).add(line)
             if in_removed:
                 continue
-            if mentions.line(file, line) or _dynamic_line(root, file, line):
+            if mentions.line(file, line) or dynamic_line(root, file, line):
                 lines_by_file.setdefault(file, set()).add(line)
     picked: set[str] = set()
     for file, lines in lines_by_file.items():
@@ -593,7 +354,7 @@ def select_for_removal(
     pool = cmap.tests if universe is None else universe
     test_files = {t.split("::", 1)[0] for t in pool}
     for rel in _test_path_files(seed):
-        if not (mentions.file(rel) or _dynamic_file(root, rel)):
+        if not (mentions.file(rel) or dynamic_file(root, rel)):
             continue
         if rel in test_files:
             picked.update(t for t in pool if t.split("::", 1)[0] == rel)

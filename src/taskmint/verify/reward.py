@@ -1,6 +1,6 @@
 """Building verification workspaces, grading, and the policy's view of a task.
 
-`verify` rebuilds the broken tree from the task, applies the policy's diff filtered to the
+`grade_patch` rebuilds the broken tree from the task, applies the policy's diff filtered to the
 allowed paths (`verify.scope`), restores the tests (the hidden ones included, `verify.hidden`),
 plants canaries (`verify.canary`), keeps the tests and their configuration root-owned and
 read-only for the run, checksums them before and after, runs through the out-of-band channel
@@ -15,11 +15,12 @@ import hashlib
 import os
 import shutil
 import time
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 
-from taskmint.acquire.snapshot import copy_tree, stamp_tree
 from taskmint.config import Limits, VerifyConfig
 from taskmint.errors import PatchError, SandboxError
+from taskmint.files import copy_tree, is_artefact, stamp_tree
 from taskmint.patches import apply_patch
 from taskmint.records import Environment, Reward, RunReport, SeedApp, Task
 from taskmint.runners import run_tests
@@ -30,7 +31,7 @@ from taskmint.verify.hidden import strip_hidden
 from taskmint.verify.scan import scan_patch
 from taskmint.verify.scope import PROTECTED_NAMES, filter_patch
 
-__all__ = ["filter_patch", "grade", "policy_view", "verify"]
+__all__ = ["Grader", "filter_patch", "grade", "grade_patch", "policy_view"]
 
 
 def _remove_bytecode(root: Path) -> None:
@@ -50,7 +51,7 @@ def policy_view(task: Task, seed: SeedApp, dest: Path) -> Path:
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty; give an empty or new folder")
-    copy_tree(Path(seed.root), dest, [f for f in seed.files if not _artefact(f)])
+    copy_tree(Path(seed.root), dest, [f for f in seed.files if not is_artefact(f)])
     apply_patch(dest, task.breaking_patch)
     for rel in sorted({t.split("::", 1)[0] for t in task.hidden_tests}):
         path = dest / rel
@@ -59,40 +60,6 @@ def policy_view(task: Task, seed: SeedApp, dest: Path) -> Path:
             path.write_text(strip_hidden(rel, text, task.hidden_tests), encoding="utf-8")
     stamp_tree(dest)  # the files the patch rewrote get the same timestamp as the rest
     return dest
-
-
-_ARTEFACT_DIRS = frozenset(
-    {
-        ".git",
-        "__pycache__",
-        ".pytest_cache",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".tox",
-        ".nox",
-        "build",
-        "dist",
-        ".eggs",
-        "htmlcov",
-        ".hypothesis",
-        "node_modules",
-        ".ipynb_checkpoints",
-    }
-)
-_ARTEFACT_NAMES = frozenset({".coverage", "coverage.xml", ".noseids"})
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _artefact(rel: str) -> bool:
-    """Whether a seed file is a build, cache or VCS artefact (which could hold the answer)."""
-    p = PurePosixPath(rel)
-    return (
-        bool(set(p.parts[:-1]) & _ARTEFACT_DIRS)
-        or any(part.endswith((".egg-info", ".dist-info")) for part in p.parts)
-        or p.name in _ARTEFACT_NAMES
-        or p.name.startswith(".coverage.")
-        or p.suffix in (".pyc", ".pyo")
-    )
 
 
 def _protected_files(seed: SeedApp, task: Task) -> list[str]:
@@ -164,41 +131,51 @@ def _zero(reason: str, expected: int, start: float, **extra: object) -> Reward:
     )
 
 
-def verify(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Grader:
+    """`grade_patch` bound to one seed's runtime: what the pipeline, calibration and the CLI
+    pass around to grade patches of that seed's tasks (`grader(task, patch)`)."""
+
+    seed: SeedApp
+    env: Environment
+    sandbox: Sandbox
+    limits: Limits
+    config: VerifyConfig
+
+    def __call__(self, task: Task, patch: str, fail_fast: bool = False) -> Reward:
+        return grade_patch(
+            task,
+            patch,
+            seed=self.seed,
+            env=self.env,
+            sandbox=self.sandbox,
+            limits=self.limits,
+            config=self.config,
+            fail_fast=fail_fast,
+        )
+
+
+def grade_patch(
     task: Task,
     patch: str,
     *,
-    seed: SeedApp | None = None,
-    env: Environment | None = None,
-    sandbox: Sandbox | None = None,
-    limits: Limits | None = None,
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    limits: Limits,
+    config: VerifyConfig,
     fail_fast: bool = False,
-    cache_dir: str | os.PathLike[str] | None = None,
-    config: VerifyConfig | None = None,
 ) -> Reward:
-    """The reward for `patch` (a `git diff` relative to the task's root) on `task`.
+    """The reward for `patch` (a `git diff` relative to the task's root) on `task`: the one
+    function every reward comes from (reference solvers, model attempts, `taskmint verify`,
+    and the consumer's `taskmint.verify`).
 
     `fail_fast` stops at the first failing test: the reward is the same (any failure gives 0),
     only the per-test outcomes after it are reported missing. FAIL_TO_PASS runs first. A run
     whose report was forged, whose canaries came out wrong or whose tests changed during the
     run gets 0 and `tampered`; `config.scan_zeroes_reward` makes any static finding cost the
     reward too.
-
-    For a task from `taskmint.load_tasks`, `seed` and `env` may be left out: they come from the
-    version the task was loaded from, cached by hash under `cache_dir`; `sandbox` defaults to
-    the local bubblewrap sandbox and `limits` to the defaults with the seed's timeout.
     """
-    if seed is None or env is None:
-        from taskmint.publish.loader import runtime_for
-
-        seed, env = runtime_for(task, cache_dir=cache_dir)
-    if limits is None:
-        limits = Limits().with_wall(seed.manifest.timeout)
-    if sandbox is None:
-        from taskmint.sandbox import LocalSandbox
-
-        sandbox = LocalSandbox()
-    config = config or VerifyConfig()
     start = time.monotonic()
     expected = tuple(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
     kept, rejected = filter_patch(patch, task)
@@ -206,7 +183,7 @@ def verify(
     common: dict[str, object] = {"rejected_paths": rejected, "findings": findings}
     ws = make_scratch("taskmint-verify-")
     try:
-        copy_tree(Path(seed.root), ws, [f for f in seed.files if not _artefact(f)])
+        copy_tree(Path(seed.root), ws, [f for f in seed.files if not is_artefact(f)])
         apply_patch(ws, task.breaking_patch)
         try:
             apply_patch(ws, kept)

@@ -1,9 +1,11 @@
 """Forked broken runs: one pytest collection, then each candidate's runs as forks of it.
 
 Runs INSIDE the sandbox, as the run's own unprivileged uid, under the seed's interpreter; imports
-nothing of taskmint. The way fast mutation-testing tools work: the original tree is collected
-once (the seed's modules and the selected test files imported, their module-level code run),
-and every run of every candidate in the batch is a fresh fork of that process which
+nothing of taskmint but its siblings in this folder, loaded from their files: `code_swap` (step 2
+below) and `protocol` (the batch's spec and records). The way fast mutation-testing tools work:
+the original tree is collected once (the seed's modules and the selected test files imported,
+their module-level code run), and every run of every candidate in the batch is a fresh fork
+of that process which
 
 1. writes the candidate's files over the workspace's (so anything that reads them from disk,
    a lazy import or a process a test starts, sees the broken tree),
@@ -27,170 +29,54 @@ other file of the workspace stops the batch (later candidates go back to the hos
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import gc
+import ctypes
 import importlib.util
 import json
+import linecache
 import os
 import random
 import select
 import shutil
 import signal
 import stat
+import sys
+import threading
 import time
 import types
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+
+def _sibling(name: str) -> types.ModuleType:
+    """A module of this folder, loaded once from its file under a name of taskmint's own
+    (`taskmint_inside_<name>`): never a file of the workspace, never in the way of a seed's
+    own module of that name, and the same module object for every runner file that loads it."""
+    key = "taskmint_inside_" + name
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+if TYPE_CHECKING:
+    from taskmint.runners.inside import protocol
+    from taskmint.runners.inside.code_swap import Unforkable, function_index, hot_patch
+else:
+    protocol = _sibling("protocol")
+    _code_swap = _sibling("code_swap")
+    Unforkable, function_index, hot_patch = (
+        _code_swap.Unforkable,
+        _code_swap.function_index,
+        _code_swap.hot_patch,
+    )
 
 WORKSPACE = "/workspace"
 SCRATCH = ("/tmp", "/dev/shm")
-_CO_NEWLOCALS = 0x0002  # a function's code (module and class bodies lack it)
-
-
-class Unforkable(Exception):
-    """This candidate cannot be run as a fork of the original's collection."""
-
-
-def _qualname(code: types.CodeType) -> str:
-    return str(getattr(code, "co_qualname", code.co_name))  # co_qualname: Python 3.11+
-
-
-def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _codes(const)
-
-
-def _nested(code: types.CodeType) -> list[types.CodeType]:
-    return [c for c in code.co_consts if isinstance(c, types.CodeType)]
-
-
-def _same_but_nested(a: types.CodeType, b: types.CodeType) -> bool:
-    """Whether `a` and `b` do the same thing, up to line numbers and the code of what they
-    define (their nested code objects, compared separately)."""
-    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars, a.co_flags) != (
-        b.co_code,
-        b.co_names,
-        b.co_varnames,
-        b.co_freevars,
-        b.co_cellvars,
-        b.co_flags,
-    ):
-        return False
-    if (a.co_argcount, a.co_posonlyargcount, a.co_kwonlyargcount) != (
-        b.co_argcount,
-        b.co_posonlyargcount,
-        b.co_kwonlyargcount,
-    ):
-        return False
-    if len(a.co_consts) != len(b.co_consts):
-        return False
-    for x, y in zip(a.co_consts, b.co_consts, strict=True):
-        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
-            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType)):
-                return False
-            if _qualname(x) != _qualname(y):
-                return False
-        elif type(x) is not type(y) or x != y:
-            return False
-    return True
-
-
-def pair_code(
-    old: types.CodeType, new: types.CodeType
-) -> tuple[dict[types.CodeType, types.CodeType], set[types.CodeType]]:
-    """The code objects of the original module (`old`) that a live function must swap, each
-    with its replacement from the broken module (`new`), and the original ones that have no
-    replacement (nested in a changed function whose nested definitions changed shape: a live
-    function holding one of them makes the candidate unforkable).
-
-    Module and class bodies ran when the original was imported: they must be the same up to
-    line numbers and nested code, or `Unforkable`. A function may change in any way that keeps
-    its name and its free variables (its closure cells are the live function's)."""
-    swap: dict[types.CodeType, types.CodeType] = {}
-    orphans: set[types.CodeType] = set()
-
-    def walk(a: types.CodeType, b: types.CodeType) -> None:
-        function = bool(a.co_flags & _CO_NEWLOCALS)
-        if _qualname(a) != _qualname(b) or function != bool(b.co_flags & _CO_NEWLOCALS):
-            raise Unforkable(f"{_qualname(a)} does not line up with {_qualname(b)}")
-        if a == b:
-            return
-        if not function:
-            if not _same_but_nested(a, b):
-                raise Unforkable(f"the edit changes code that runs at import ({_qualname(a)})")
-        else:
-            if a.co_freevars != b.co_freevars:
-                raise Unforkable(f"the edit changes the closure of {_qualname(a)}")
-            swap[a] = b
-        na, nb = _nested(a), _nested(b)
-        if len(na) == len(nb) and all(
-            _qualname(x) == _qualname(y) for x, y in zip(na, nb, strict=True)
-        ):
-            for x, y in zip(na, nb, strict=True):
-                walk(x, y)
-        elif function:
-            for x in na:
-                orphans.update(_codes(x))
-        else:  # pragma: no cover - _same_but_nested already compared them
-            raise Unforkable(f"the definitions in {_qualname(a)} changed")
-
-    walk(old, new)
-    return swap, orphans
-
-
-def function_index(root: str = WORKSPACE) -> dict[types.CodeType, list[types.FunctionType]]:
-    """Every live function defined in a file under `root`, by its code object (code objects
-    compare by value, so two imports of one file share a key)."""
-    index: dict[types.CodeType, list[types.FunctionType]] = {}
-    prefix = root.rstrip("/") + "/"
-    for obj in gc.get_objects():
-        if type(obj) is types.FunctionType and obj.__code__.co_filename.startswith(prefix):
-            index.setdefault(obj.__code__, []).append(obj)
-    return index
-
-
-def hot_patch(
-    path: str,
-    old_source: bytes,
-    new_source: bytes,
-    index: dict[types.CodeType, list[types.FunctionType]],
-) -> int:
-    """Point the live functions of `path` at the code `new_source` compiles to; the number of
-    functions changed. `Unforkable` when that would not be what importing `new_source` does."""
-    try:
-        old = compile(old_source, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        raise Unforkable(f"the original {path} does not compile here: {exc}") from exc
-    try:
-        new = compile(new_source, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        raise Unforkable(f"the broken {path} does not compile: {exc}") from exc
-    live = [c for c in index if c.co_filename == path]
-    known = set(_codes(old))
-    strangers = [_qualname(c) for c in live if c not in known]
-    if strangers:
-        # rewritten on import (pytest's assertion rewriting), or made at run time
-        raise Unforkable(f"live code of {path} is not what its source compiles to: {strangers[0]}")
-    swap, orphans = pair_code(old, new)
-    held = [_qualname(c) for c in orphans if c in index]
-    if held:
-        raise Unforkable(f"a live function holds code the edit reshaped: {held[0]}")
-    changed = 0
-    for code, functions in index.items():
-        if code.co_filename != path or code not in swap:
-            continue
-        for function in functions:
-            doc = code.co_consts[0] if code.co_consts else None
-            function.__code__ = swap[code]
-            new_doc = swap[code].co_consts[0] if swap[code].co_consts else None
-            text = new_doc is None or isinstance(new_doc, str)
-            if doc != new_doc and function.__doc__ == doc and text:
-                function.__doc__ = new_doc
-            changed += 1
-    return changed
 
 
 def _tree(root: str) -> dict[str, tuple[int, int, int]]:
@@ -295,8 +181,6 @@ def _remove(path: str) -> None:
 
 def _dumpable(flag: bool) -> None:
     with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
         ctypes.CDLL(None, use_errno=True).prctl(4, int(flag), 0, 0, 0)  # PR_SET_DUMPABLE
 
 
@@ -330,14 +214,16 @@ class _Run(NamedTuple):
 class Batch:
     """The parent: serves each candidate's runs as forks, puts the tree back in between.
 
-    The spec: {"runs": N, "plans": [[order, seed], ...] (run i's), "snapshot_bytes": ...,
-    "candidates": [{"files": [[path, base64], ...], "select": [test ids] or null (every
-    collected test), "failing": [ids failing on the original], "wall": seconds per run,
-    optional "plans" (this candidate's own runs, replacing N and the batch's plans) and
-    "repeat": "all" (every run repeats the whole request, instead of the open tests)}, ...]}.
+    The spec is a `protocol.BatchSpec`: per candidate its files, the tests of its first run,
+    those of them failing on the original and the wall limit of a run, optionally its own
+    runs' plans (replacing the batch's) and "repeat": "all" (every run repeats the whole
+    request, instead of the open tests). What happens is told by `emit`, as `protocol`'s
+    batch records.
     """
 
-    def __init__(self, spec: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, spec: protocol.BatchSpec, emit: Callable[[Mapping[str, object]], None]
+    ) -> None:
         self.spec = spec
         self.emit = emit
         self.plans = [(str(o), int(s)) for o, s in spec["plans"]]
@@ -347,24 +233,19 @@ class Batch:
         """Run every candidate of the batch; `start_run(order, seed, tag)` sets the plugin up
         for one run in the child."""
         self.start_run = start_run
-        import threading
-
         if threading.active_count() > 1:
             # a fork keeps only this thread: locks another one holds would never be released
-            self.emit({"type": "batch_stop", "reason": "the collection left threads running"})
+            self.emit(protocol.batch_stop("the collection left threads running"))
             return
         _dumpable(False)  # no run (the same uid) may trace this process or read its memory
         swaps = any(cand["files"] for cand in self.spec["candidates"])
-        index = function_index() if swaps else {}
+        index = function_index(WORKSPACE) if swaps else {}
         baseline_tree = _tree(WORKSPACE)
         self.pristine = _pristine(baseline_tree, int(self.spec.get("snapshot_bytes", 0)))
         scratch = {folder: _entries(folder) for folder in SCRATCH}
         collected = {item.nodeid for item in session.items}
         for number, cand in enumerate(self.spec["candidates"]):
-            files = [
-                (os.path.join(WORKSPACE, rel), base64.b64decode(data))
-                for rel, data in cand["files"]
-            ]
+            files = protocol.candidate_files(cand, WORKSPACE)
             # the changed files, and their bytecode, which a process the tests start rewrites
             originals = [_saved(path) for path, _ in files]
             originals += [
@@ -398,9 +279,9 @@ class Batch:
                     ]
                     if not request:
                         break
-                tag = f"{number}/{run}"
+                tag = protocol.run_tag(number, run)
                 order, seed = plans[run] if run < len(plans) else ("shuffle", run)
-                self.emit({"type": "batch_run", "tag": tag, "ids": request})
+                self.emit(protocol.batch_run(tag, request))
                 began = time.monotonic()
                 this = _Run(request, files, originals, index, order, seed, tag, float(cand["wall"]))
                 status, got = self._fork(session, this)
@@ -408,18 +289,18 @@ class Batch:
                 failed.update(t for t in request if t not in got)
                 broken = self._restore(originals, baseline_tree, scratch)
                 wall = round(time.monotonic() - began, 4)
-                self.emit({"type": "batch_end", "tag": tag, "wall": wall, **status})
+                self.emit(protocol.batch_end(tag, wall, status))
                 if broken:
                     # this candidate is done only if it needed no further run
                     if status["status"] != "ran" or run + 1 == runs:
-                        self.emit({"type": "batch_done", "candidate": number})
-                    self.emit({"type": "batch_stop", "reason": broken})
+                        self.emit(protocol.batch_done(number))
+                    self.emit(protocol.batch_stop(broken))
                     return
                 if status["status"] != "ran":
                     break
-            self.emit({"type": "batch_done", "candidate": number})
+            self.emit(protocol.batch_done(number))
 
-    def _fork(self, session: Any, run: _Run) -> tuple[dict[str, Any], set[str]]:
+    def _fork(self, session: Any, run: _Run) -> tuple[protocol.RunEnd, set[str]]:
         """Serve `run` as a fork: how it ended, and the tests that passed."""
         read_fd, write_fd = os.pipe()
         pid = os.fork()
@@ -483,13 +364,13 @@ class Batch:
             answer = json.loads(b"".join(chunks))
         except ValueError:
             return {"status": "ran", "exit_code": exit_code, "ended": False}, set()
-        passed = {str(t) for t in answer.pop("passed", [])}
-        return {**answer, "exit_code": exit_code, "ended": True}, passed
+        end: protocol.RunEnd = {"status": answer["status"], "exit_code": exit_code, "ended": True}
+        if "reason" in answer:
+            end["reason"] = answer["reason"]
+        return end, {str(t) for t in answer.get("passed", [])}
 
     def _child(self, session: Any, run: _Run) -> None:
         """In the fork: the candidate's files and code in place, then the run's tests."""
-        import linecache
-
         files = run.files
         for (path, data), (_, old, _, _) in zip(files, run.originals[: len(files)], strict=True):
             if old is None:

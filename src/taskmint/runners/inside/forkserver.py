@@ -20,11 +20,17 @@ again from the host, which kills the whole server if it does not answer in time.
 
 Protocol: one JSON request per line on stdin, one JSON response per line on stdout. End of input
 means the host is gone: the server exits, and every run dies with it (parent-death signals).
+
+It stays one file although it is long: it is the script the sandbox starts (`python -I -B
+forkserver.py`, with nothing of this folder on its path), and its two modes, the server and the
+docker backend's standby, share the steps that make a process the run (`_become_run`).
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
+import builtins
 import contextlib
 import ctypes
 import fcntl
@@ -33,12 +39,18 @@ import importlib
 import json
 import os
 import resource
+import runpy
 import select
 import signal
 import socket
 import struct
+import subprocess
 import sys
+import tarfile  # the supervisor's own copy (`standby`), loaded before any run code
+import threading
 import time
+import traceback
+from importlib import metadata
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
@@ -161,11 +173,6 @@ def _enter_namespaces(req: dict[str, Any]) -> tuple[int, int] | None:
 
 def _emulate_python(argv: list[str]) -> int:
     """What `python -I -B <argv>` does once the interpreter is up."""
-    import atexit
-    import builtins
-    import runpy
-    import traceback
-
     code = 0
     try:
         if argv[0] == "-c":
@@ -368,10 +375,8 @@ def _preload(mode: object, coverage: bool = True) -> None:
     (unless not `coverage`: a standby whose run will not measure coverage), taskmint's plugin
     and (mode "auto") the environment's installed top-level packages. A package that fails to
     import is skipped; one that leaves threads running makes the server refuse to start
-    (forking a threaded process is unsafe), and the host runs cold instead."""
-    import threading
-    from importlib import metadata
-
+    (forking a threaded process is unsafe), and the host runs cold instead. pytest is imported
+    here, not at the top: importing it is the preload (a standby's supervisor never does)."""
     import pytest  # noqa: F401
     from _pytest.config import default_plugins
 
@@ -423,8 +428,6 @@ def serve_once() -> int:
         os.write(1, READY)  # the host reads this before it hands the stream to the run
         os.dup2(2, 1)  # from here on this process holds no descriptor of the exec's stdout
         req = json.loads(_read_exactly(0, int(_read_exactly(0, 10))))
-        import subprocess
-
         if subprocess.run(["tar", "-x", "-f", "-", "-C", "/"], stdin=0).returncode != 0:
             os._exit(125)
         null = os.open("/dev/null", os.O_RDONLY)
@@ -481,7 +484,6 @@ def _kill_all_others(timeout: float) -> bool:
 
 def _send_report(fd: int) -> None:
     """The report folder as a tar stream (folders and regular files only) on `fd`."""
-    import tarfile
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         return info if info.isdir() or info.isreg() else None
@@ -503,8 +505,6 @@ def standby(preload: object, coverage: bool = True) -> int:
     `COLLECTED` and the run's exit code: the host reads the outcome of the run from the one
     stream, with no other exec. The container is the isolation: nothing here is privileged,
     and the interpreter serves one run, never another."""
-    import tarfile  # noqa: F401  (the supervisor's own copy, loaded before any run code)
-
     _prctl(PR_SET_DUMPABLE, 0)
     pid = os.fork()
     if pid == 0:

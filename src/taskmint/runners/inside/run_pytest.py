@@ -20,19 +20,29 @@ start-up code; the seed's import paths are added here, explicitly. With "batch" 
 `forked_runs`), the tests are collected once and each run of the batch is a fork of this process.
 """
 
+from __future__ import annotations
+
+import compileall
 import contextlib
+import importlib
+import importlib.metadata
 import json
 import os
+import py_compile
+import re
 import sys
+import sysconfig
 import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from taskmint.runners.inside.protocol import ChannelInput, CoverageOptions, RunOptions
 
 
 def _import_sources(sources: list[str], pythonpath: list[str]) -> None:
     """Import the seed's own modules before collection, in the empty coverage context: code
     that runs when they load (module-level calls, decorators) is then marked as shared by every
     test, since any test file importing them would break with it."""
-    import importlib
-
     modules = []
     for src in sources:
         files = (
@@ -63,10 +73,6 @@ def _compile_workspace() -> None:
     as a CHECKED_HASH pyc: the import system uses such a pyc only while the source's hash still
     matches, so a copy made here stays exact for every later tree that shares the file. Files
     that do not compile are left alone (their import fails, and is reported, in a real run)."""
-    import compileall
-    import py_compile
-    import re
-
     sys.dont_write_bytecode = False  # compileall and pytest's rewriter write only then
     compileall.compile_dir(
         os.getcwd(),
@@ -77,7 +83,7 @@ def _compile_workspace() -> None:
     )
 
 
-def _measure_children(spec: dict, here: str, plugin: object) -> None:
+def _measure_children(spec: CoverageOptions, here: str, plugin: object) -> None:
     """Let the Python processes the tests start measure themselves (`subcov/sitecustomize.py`):
     its folder goes on the PYTHONPATH they inherit, and on this process's own path last (tests
     often hand their children `os.pathsep.join(sys.path)`; nothing else lives there)."""
@@ -93,7 +99,7 @@ def _measure_children(spec: dict, here: str, plugin: object) -> None:
 
 def _save_coverage(cov: object, path: str) -> None:
     """Write what `cov` measured in memory (lines per context) to the data file `path`."""
-    from coverage import CoverageData
+    from coverage import CoverageData  # the environment's (coverage runs only)
 
     data = CoverageData(basename=path)
     data.update(cov.get_data())  # type: ignore[attr-defined]
@@ -105,9 +111,6 @@ def _environment_plugins() -> list[tuple[str, str]]:
     distributions declare: the plugins pytest's autoload would find there. Only the venv's
     site-packages are read, never sys.path, which holds the workspace (a patch could add a
     distribution to it). Sorted, so every run registers them in the same order."""
-    import importlib.metadata
-    import sysconfig
-
     paths = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     found = set()
     for dist in importlib.metadata.distributions(path=paths):
@@ -117,7 +120,7 @@ def _environment_plugins() -> list[tuple[str, str]]:
     return [(name, value) for _, name, value in sorted(found)]
 
 
-def _read_channel() -> tuple[int, str, dict, list]:
+def _read_channel() -> tuple[int, str, RunOptions, list[str]]:
     fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
     chunks = []
     while True:
@@ -127,12 +130,13 @@ def _read_channel() -> tuple[int, str, dict, list]:
         chunks.append(chunk)
     os.close(fd_in)
     os.set_inheritable(fd_out, False)  # no process the tests start gets it
-    data = json.loads(b"".join(chunks))
+    data: ChannelInput = json.loads(b"".join(chunks))
     return fd_out, data["nonce"], data["options"], data["args"]
 
 
 def main() -> int:
     report: str | int
+    options: RunOptions
     if sys.argv[1:] == ["--channel"]:
         report, nonce, options, args = _read_channel()
     else:
@@ -143,7 +147,8 @@ def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     # Import the runner's own modules before the workspace is on sys.path, so no file in the
-    # workspace can stand in for them.
+    # workspace can stand in for them (so here, not at the top: the folder is not on the path
+    # of `python -I` until now, and leaves it again at once).
     import forked_runs
     import pytest
     import taskmint_pytest_report as plugin
@@ -155,10 +160,10 @@ def main() -> int:
         _compile_workspace()
         args = [*args, "--collect-only"]
     cov = None
-    if options.get("coverage"):
-        import coverage
+    spec = options.get("coverage")
+    if spec:
+        import coverage  # the environment's: only coverage runs import it
 
-        spec = options["coverage"]
         # Measured in memory and written once at the end (`_save_coverage`): with a data file,
         # every context switch (three per test) is a transaction on it.
         cov = coverage.Coverage(
@@ -192,11 +197,11 @@ def main() -> int:
         return int(pytest.main(args, plugins=[plugin]))
     finally:
         plugin.close()
-        if cov is not None:
+        if cov is not None and spec:
             cov.stop()
             plugin.record_spawns(cov)
             plugin.record_leaks(cov)
-            _save_coverage(cov, options["coverage"]["data_file"])
+            _save_coverage(cov, spec["data_file"])
 
 
 if __name__ == "__main__":

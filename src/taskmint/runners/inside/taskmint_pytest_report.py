@@ -3,37 +3,44 @@
 This file runs INSIDE the sandbox, under the seed's interpreter, and imports nothing of
 taskmint. Every record carries the per-run nonce; the host checks the nonce, the schema, and
 that a `finish` record arrived. What the tests print is never parsed.
+It stays one module although it is long: pytest registers this module itself as the plugin
+(its hooks are its module-level functions, all reading the one `_state`), and the fork server
+preloads it by this name.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import json
 import os
 import random
 import signal
 import sys
 import time
-from collections.abc import Iterator
+import types
+from collections.abc import Iterator, Mapping
 
 import pytest
 
 
-def _sibling(name: str) -> object:
-    """A module of this folder, loaded from its file: never one the workspace could provide,
-    whatever is on sys.path when this plugin is imported."""
-    import importlib.util
+def _sibling(name: str) -> types.ModuleType:
+    """A module of this folder, loaded once from its file under a name of taskmint's own
+    (`taskmint_inside_<name>`): never one the workspace could provide, whatever is on sys.path
+    when this plugin is imported, and never in the way of a seed's own module of that name."""
+    key = "taskmint_inside_" + name
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
-    spec = importlib.util.spec_from_file_location("taskmint_inside_" + name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-Watch = _sibling("shared_state").Watch  # type: ignore[attr-defined]
+Watch = _sibling("shared_state").Watch
 _state: dict[str, object] = {
     "fh": None,
     "nonce": "",
@@ -542,14 +549,16 @@ class _CoverageContexts:
         _context("")
 
 
-def _emit(record: dict[str, object]) -> None:
+def _emit(record: Mapping[str, object]) -> None:
+    """Write `record` on the report (a JSON line) with the run's nonce, and in a forked run its
+    tag (`forked_runs`' own records, `protocol`'s batch records, carry theirs)."""
     fh = _state["fh"]
     if fh is None:
         return
-    record["nonce"] = _state["nonce"]
-    if _state["tag"] is not None and "tag" not in record:
-        record["tag"] = _state["tag"]
-    fh.write(json.dumps(record, sort_keys=True) + "\n")  # type: ignore[attr-defined]
+    line = {**record, "nonce": _state["nonce"]}
+    if _state["tag"] is not None and "tag" not in line:
+        line["tag"] = _state["tag"]
+    fh.write(json.dumps(line, sort_keys=True) + "\n")  # type: ignore[attr-defined]
     fh.flush()  # type: ignore[attr-defined]
 
 

@@ -17,7 +17,13 @@ Then the next `sitecustomize` on the path, if any, is imported, as it would have
 This file imports nothing of taskmint.
 """
 
+import atexit
+import contextlib
+import importlib.machinery
+import importlib.util
+import json
 import os
+import secrets
 import sys
 
 # The plugin's `_SPAWN_EVENTS` but `subprocess.Popen` (this file cannot import the plugin: it
@@ -28,16 +34,12 @@ _OTHER_SPAWNS = frozenset(
 
 
 def _measure() -> None:
-    import atexit
-    import json
-    import secrets
-
     conf = json.loads(os.environ["TASKMINT_SUBCOV"])
     folder = conf["dir"]
     try:
         with open(os.path.join(folder, "context"), encoding="utf-8") as fh:
             context = fh.read()
-        import coverage
+        import coverage  # the environment's, if it has one (else: unmeasured)
     except (OSError, ImportError):
         return  # no record: this process counts as unmeasured
     counts = {"popens": 0, "other": 0}
@@ -73,9 +75,6 @@ def _measure() -> None:
 
 def _chain() -> None:
     """Import the `sitecustomize` this one shadows, if the path holds another."""
-    import importlib.machinery
-    import importlib.util
-
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
@@ -87,8 +86,6 @@ def _chain() -> None:
 
 
 if os.environ.get("TASKMINT_SUBCOV"):
-    import contextlib
-
     # never break the process under test: unmeasured, its test stays in every selection
     with contextlib.suppress(Exception):
         _measure()

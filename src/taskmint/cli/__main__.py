@@ -1,0 +1,5 @@
+"""`python -m taskmint.cli`."""
+
+from taskmint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""What the long commands show while they run, and how every command prints a result.
+
+On a terminal, `RunDisplay` is a live table (per seed: state, candidates done of total,
+accepted, rejected, time) with the run's ETA; elsewhere (a log file, CI) it writes one plain
+line per event to standard error. `emit_json` prints a result as JSON on standard output.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from taskmint.records import to_json_dict
+
+__all__ = ["RunDisplay", "emit_json"]
+
+
+def emit_json(value: Any) -> None:
+    """Print `value` (a record, or plain data holding records) as indented JSON."""
+    print(json.dumps(_plain(value), indent=2, default=str))
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        return to_json_dict(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(slots=True)
+class _Seed:
+    name: str
+    started: float
+    state: str = "preparing"
+    done: int = 0
+    total: int = 0
+    accepted: int = 0
+    finished: float | None = None
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+class RunDisplay:
+    """The pipeline's `Progress` for a person: live on a terminal, plain lines elsewhere."""
+
+    def __init__(self, title: str, stream: TextIO | None = None, live: bool | None = None):
+        self.title = title
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.seeds: dict[str, _Seed] = {}
+        self.order: list[str] = []
+        self.total_seeds = 0
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self._live: Live | None = None
+
+    def __enter__(self) -> RunDisplay:
+        if self.live:
+            console = Console(file=self.stream)
+            self._live = Live(self._table(), console=console, refresh_per_second=2)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.update(self._table())
+            self._live.__exit__(None, None, None)
+            self._live = None
+
+    # the pipeline's Progress protocol
+
+    def seed_started(self, seed: str, index: int, total: int) -> None:
+        with self._lock:
+            self.total_seeds = total
+            self.seeds[seed] = _Seed(seed, time.monotonic())
+            self.order.append(seed)
+        self._show(f"[{index + 1}/{total}] {seed}: preparing")
+
+    def candidates_done(self, seed: str, done: int, total: int, accepted: int) -> None:
+        with self._lock:
+            s = self._seed(seed)
+            s.state, s.done, s.total, s.accepted = "minting", done, total, accepted
+        self._show(
+            f"{seed}: {done}/{total} candidates done, {accepted} accepted, "
+            f"{done - accepted} rejected; ETA {self.eta()}"
+        )
+
+    def seed_finished(self, seed: str, accepted: int, candidates: int, error: str | None) -> None:
+        with self._lock:
+            s = self._seed(seed)
+            s.state = "error" if error else "done"
+            s.done = s.total = candidates
+            s.accepted = accepted
+            s.finished = time.monotonic()
+        outcome = f"error: {error[:120]}" if error else f"{accepted}/{candidates} accepted"
+        self._show(f"{seed}: {outcome} in {_duration(s.finished - s.started)}; ETA {self.eta()}")
+
+    # rendering
+
+    def _seed(self, name: str) -> _Seed:
+        if name not in self.seeds:  # a seed renamed by its manifest: the newest row is it
+            last = self.seeds.pop(self.order[-1]) if self.order else _Seed(name, time.monotonic())
+            last.name = name
+            if self.order:
+                self.order[-1] = name
+            else:
+                self.order.append(name)
+            self.seeds[name] = last
+        return self.seeds[name]
+
+    def eta(self) -> str:
+        """The time left for the run: the mean time of a finished seed times the seeds left."""
+        took = [s.finished - s.started for s in self.seeds.values() if s.finished is not None]
+        if not took or not self.total_seeds:
+            return "unknown"
+        return _duration(sum(took) / len(took) * (self.total_seeds - len(took)))
+
+    def _table(self) -> Table:
+        table = Table(
+            title=f"{self.title} ({_duration(time.monotonic() - self.started)}, ETA {self.eta()})"
+        )
+        for col in ("seed", "state", "candidates", "accepted", "rejected", "time"):
+            table.add_column(col)
+        now = time.monotonic()
+        for name in self.order:
+            s = self.seeds[name]
+            table.add_row(
+                s.name,
+                s.state,
+                f"{s.done}/{s.total}" if s.total else "-",
+                str(s.accepted),
+                str(s.done - s.accepted),
+                _duration((s.finished or now) - s.started),
+            )
+        return table
+
+    def _show(self, line: str) -> None:
+        if self._live is not None:
+            with self._lock:
+                self._live.update(self._table())
+            return
+        print(f"taskmint: {line}", file=self.stream, flush=True)

@@ -1,0 +1,169 @@
+"""The `taskmint` command line: its arguments (`build_parser`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed so tests can check every command has help)."""
+    parser = argparse.ArgumentParser(
+        prog="taskmint",
+        description="Mint verifiable RL coding tasks from applications with test suites.",
+    )
+    parser.add_argument("--config", type=Path, help="a taskmint config TOML (all keys optional)")
+    parser.add_argument("--output", type=Path, help="output root (default: output/)")
+    parser.add_argument(
+        "--sandbox", choices=("local", "docker"), help="sandbox backend (default: local)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "refresh",
+        help="mint tasks from the seeds and publish a dataset version",
+        description="Run the refresh flow (Prefect, ephemeral mode) over the "
+        "seeds manifest and publish a new dataset version.",
+    )
+    p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
+    p.add_argument("--max-candidates", type=int, help="candidates per seed")
+    p.add_argument("--workers", type=int, help="parallel sandboxes")
+    p.add_argument("--name", help="dataset name (default: taskmint)")
+    p.add_argument("--models", type=Path, help="calibration TOML naming models to calibrate with")
+    _runner_options(p)
+
+    _add_production_commands(sub)
+
+    def with_dataset(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--dataset",
+            type=Path,
+            help="a dataset version folder (default: the latest local version)",
+        )
+
+    p = sub.add_parser(
+        "images",
+        help="build the docker backend's images",
+        description="Build the docker sandbox's base image (debootstrap + docker import, "
+        "mirror read from this machine's apt sources), its runtime image, and one image per "
+        "seed environment; existing images are reused.",
+    )
+    p.add_argument("action", choices=("build",))
+    p.add_argument("--base", default=None, help="base image tag (or an existing image to use)")
+    p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
+    _json_option(p, "the images built as JSON")
+
+    p = sub.add_parser("show", help="print one task", description="Print one task's row.")
+    p.add_argument("task_id")
+    _json_option(p, "the whole row as JSON")
+    with_dataset(p)
+
+    p = sub.add_parser(
+        "list",
+        help="list a dataset version's tasks",
+        description="List the tasks of a published version (default: the latest local one), "
+        "a line each, filtered by seed, strategy, band or language (each filter may repeat).",
+    )
+    p.add_argument("--seed", action="append", default=[], help="only tasks of this seed")
+    p.add_argument("--strategy", action="append", default=[], help="only this strategy")
+    p.add_argument(
+        "--band", action="append", default=[], help='only this band ("" for uncalibrated)'
+    )
+    p.add_argument("--language", action="append", default=[], help="only this language")
+    _json_option(p, "the tasks' summaries as a JSON list")
+    with_dataset(p)
+
+    p = sub.add_parser(
+        "workspace",
+        help="write a task's policy view to a folder",
+        description="Write what a model being trained sees (the broken tree).",
+    )
+    p.add_argument("task_id")
+    p.add_argument("dir", type=Path)
+    _json_option(p, "say what was written as JSON")
+    with_dataset(p)
+
+    p = sub.add_parser(
+        "calibrate",
+        help="calibrate published tasks and publish the result as a new version",
+        description="Calibrate tasks against the models in --models (through the openai "
+        "client); with no models, run the reference solvers (null, oracle) alone. The "
+        "calibrated tasks are published as a new version of the dataset.",
+    )
+    p.add_argument("task_ids", nargs="*", metavar="TASK_ID", help="only these tasks")
+    p.add_argument("--models", type=Path, help="calibration TOML (see docs/calibration.md)")
+    _json_option(p, "the calibrated tasks' rows and the published version as JSON")
+    with_dataset(p)
+
+    p = sub.add_parser(
+        "verify",
+        help="grade a patch against a task",
+        description="Grade a patch (as `git diff` writes it, relative to the "
+        "task's root) and print the reward and per-test outcomes.",
+    )
+    p.add_argument("task_id")
+    p.add_argument("patch_file", type=Path, help="the patch file, or - for standard input")
+    _json_option(p, "print the reward as JSON")
+    with_dataset(p)
+    return parser
+
+
+def _json_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+def _runner_options(p: argparse.ArgumentParser) -> None:
+    _json_option(p, "print the run's result as JSON (progress goes to standard error)")
+    p.add_argument(
+        "--task-runner",
+        choices=("threads", "dask"),
+        default="threads",
+        help="threads (default), or dask: a LocalCluster of --workers processes, or the "
+        "cluster at --dask-address",
+    )
+    p.add_argument("--dask-address", help="an existing Dask scheduler, e.g. tcp://host:8786")
+
+
+def _add_production_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve the prefect.yaml deployments (scheduled refresh) on a Prefect server",
+        description="Register the deployments of prefect.yaml (the nightly refresh and its "
+        "cron schedule) on the Prefect server PREFECT_API_URL or --api-url names, starting "
+        "one on 127.0.0.1 when none is set, and run their runs until interrupted.",
+    )
+    p.add_argument("--spec", type=Path, default=Path("prefect.yaml"), help="the prefect.yaml")
+    p.add_argument("--api-url", help="a Prefect server's API URL (default: PREFECT_API_URL)")
+    p.add_argument("--port", type=int, default=4200, help="port of a server started here")
+    p.add_argument("--limit", type=int, help="most flow runs at once")
+
+    p = sub.add_parser(
+        "harder",
+        help="mint a batch of harder tasks in a target band",
+        description="Turn the excision knobs up until n tasks in the target band (or "
+        "solve-rate ranges) are found or the budget is spent; publish them as a version.",
+    )
+    p.add_argument("-n", type=int, required=True, help="tasks wanted")
+    p.add_argument("--band", help="target band (needs --models)")
+    p.add_argument(
+        "--rate",
+        action="append",
+        default=[],
+        metavar="SOLVER=LOW:HIGH",
+        help="solve-rate range per solver, e.g. gpt-x=0:0.3 or reference/oracle=1:1",
+    )
+    p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
+    p.add_argument("--models", type=Path, help="calibration TOML naming models")
+    p.add_argument("--languages", help="comma-separated languages")
+    p.add_argument("--strategies", help="comma-separated strategies")
+    p.add_argument("--level", type=int, default=1, help="the knob level to start at")
+    p.add_argument("--rounds", type=int, default=4, help="most rounds")
+    p.add_argument("--max-rollouts", type=int, help="budget: solver attempts")
+    p.add_argument("--max-tokens", type=int, help="budget: model tokens")
+    p.add_argument("--max-wall", type=float, help="budget: wall seconds")
+    p.add_argument("--predictor-from", type=Path, help="a calibrated dataset version")
+    p.add_argument("--name", help="dataset name to publish under")
+    p.add_argument("--workers", type=int, help="parallel sandboxes")
+    _runner_options(p)

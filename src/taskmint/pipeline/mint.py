@@ -1,0 +1,334 @@
+"""Minting one seed's candidates, in one fixed order: validate all of them (together where
+exact), scan the accepted ones for leaks, then describe each survivor and run the reference
+solvers on it. Every result is stored by content hash (`taskmint.cache`), so a rerun after a
+crash redoes no finished work; every per-candidate failure comes back as a verdict.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import datetime as dt
+import functools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskmint.cache import ResultStore, config_fingerprint, content_key
+from taskmint.calibrate import calibrate_reference
+from taskmint.config import PipelineConfig
+from taskmint.describe import Rewriter, describe, load_rewriter
+from taskmint.errors import TaskmintError
+from taskmint.index.coverage import CoverageMap
+from taskmint.pipeline.failures import INFRA_RETRIES, failure_verdict
+from taskmint.pipeline.seed import PreparedSeed, test_command
+from taskmint.pipeline.slots import slot
+from taskmint.pipeline.steps import step
+from taskmint.records import Candidate, Environment, Features, SeedApp, Task, Verdict
+from taskmint.sandbox import open_sandbox
+from taskmint.sandbox.base import Sandbox
+from taskmint.validate import Baseline, validate_batch, validate_candidate
+from taskmint.validate.leak import scan_for_leaks
+from taskmint.verify import Grader
+from taskmint.verify.hidden import choose_hidden
+
+__all__ = [
+    "MintResult",
+    "describe_and_reference",
+    "leaks_in",
+    "mint_candidate",
+    "mint_validated",
+    "result_store",
+    "scan_leaks",
+    "validate_candidates",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MintResult:
+    """A candidate's verdict and, when accepted, its task."""
+
+    verdict: Verdict
+    task: Task | None = None
+
+
+def result_store(config: PipelineConfig) -> ResultStore:
+    """The run's persisted, content-addressed results (see `taskmint.cache`)."""
+    return ResultStore(config.cache_dir / "results")
+
+
+def _key(kind: str, prepared: PreparedSeed, config: PipelineConfig, *ids: str) -> str:
+    return content_key(kind, prepared.seed.snapshot_id, *ids, config_fingerprint(config))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_text(root: str, rel: str) -> str | None:
+    """A snapshot file's text, None if it is missing or not UTF-8 (cached: a snapshot is
+    content-addressed, so its files never change)."""
+    try:
+        return (Path(root) / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _task_features(features: Features | None, fail_to_pass: int) -> Features | None:
+    """A candidate's features with the task's FAIL_TO_PASS count (None: not measured)."""
+    if features is None:
+        return None
+    return dataclasses.replace(features, fail_to_pass=fail_to_pass)
+
+
+def _validate_one(candidate: Candidate, prepared: PreparedSeed, config: PipelineConfig) -> Verdict:
+    """One candidate validated alone, again while the sandbox fails (`INFRA_RETRIES`)."""
+    verdict = Verdict(candidate_id=candidate.candidate_id, status="sandbox_error", reason="")
+    for _ in range(INFRA_RETRIES + 1):
+        try:
+            with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
+                verdict = validate_candidate(
+                    candidate,
+                    prepared.seed,
+                    prepared.env,
+                    prepared.baseline,
+                    sandbox,
+                    runs=config.broken_runs,
+                    limits=config.sandbox.limits.with_wall(prepared.seed.manifest.timeout),
+                    coverage=prepared.coverage,
+                )
+        except Exception as exc:  # one candidate's failure is its own
+            verdict = failure_verdict(candidate.candidate_id, exc)
+        if verdict.status != "sandbox_error":
+            break
+    return verdict
+
+
+@step("validate", infra=True, tags=("sandbox",))
+def validate_candidates(
+    candidates: Sequence[Candidate], prepared: PreparedSeed, config: PipelineConfig
+) -> dict[str, Verdict]:
+    """Every candidate's verdict: a stored one, else from `validate_batch` (the seed's
+    candidates together, forked runs where exact); a candidate the batch could not judge (or
+    judged `sandbox_error`) is validated alone, in parallel. Verdicts are stored as they come,
+    except `sandbox_error`, which a rerun tries again."""
+    store = result_store(config)
+    verdicts: dict[str, Verdict] = {}
+    todo = []
+    for c in candidates:
+        found, verdict = store.get(_key("verdict", prepared, config, c.candidate_id))
+        if found:
+            verdicts[c.candidate_id] = verdict
+        else:
+            todo.append(c)
+    if todo:
+        try:
+            with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
+                batch = validate_batch(
+                    todo,
+                    prepared.seed,
+                    prepared.env,
+                    prepared.baseline,
+                    sandbox,
+                    runs=config.broken_runs,
+                    limits=config.sandbox.limits.with_wall(prepared.seed.manifest.timeout),
+                    coverage=prepared.coverage,
+                    workers=config.workers,
+                )
+        except Exception:  # each candidate is then validated alone
+            batch = []
+        fresh = {v.candidate_id: v for v in batch if v.status != "sandbox_error"}
+        alone = [c for c in todo if c.candidate_id not in fresh]
+        if alone:
+            with concurrent.futures.ThreadPoolExecutor(max(1, config.workers)) as pool:
+                for c, verdict in zip(
+                    alone,
+                    pool.map(lambda c: _validate_one(c, prepared, config), alone),
+                    strict=True,
+                ):
+                    fresh[c.candidate_id] = verdict
+        for c in todo:
+            verdict = fresh[c.candidate_id]
+            if verdict.status not in ("sandbox_error", "internal_error"):
+                store.put(_key("verdict", prepared, config, c.candidate_id), verdict)
+            verdicts[c.candidate_id] = verdict
+    return verdicts
+
+
+def leaks_in(
+    candidates: Sequence[Candidate],
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    config: PipelineConfig,
+) -> dict[str, str]:
+    """Candidate id -> the first place its removed code is visible from inside `sandbox`."""
+    hits = scan_for_leaks(
+        seed, env, list(candidates), sandbox, limits=config.sandbox.limits.with_wall(600)
+    )
+    return {cid: where[0] for cid, where in hits.items() if where}
+
+
+@step("leak-scan", infra=True, tags=("sandbox",))
+def scan_leaks(
+    candidates: Sequence[Candidate], prepared: PreparedSeed, config: PipelineConfig
+) -> dict[str, str]:
+    """Candidate id -> where its removed code is visible from inside the sandbox, for the
+    accepted candidates whose code leaks (stored, keyed by the candidates scanned)."""
+    if not candidates:
+        return {}
+    ids = sorted(c.candidate_id for c in candidates)
+
+    def scan() -> dict[str, str]:
+        with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
+            return leaks_in(candidates, prepared.seed, prepared.env, sandbox, config)
+
+    found: dict[str, str] = result_store(config).cached(_key("leak", prepared, config, *ids), scan)
+    return found
+
+
+def _rewriter(config: PipelineConfig) -> Rewriter | None:
+    """The statement rewriter the config names, or None (rewriting is optional: a config that
+    names an unusable one keeps the template statements)."""
+    try:
+        return load_rewriter(config.models, config.describe_model, os.environ)
+    except TaskmintError:
+        return None
+
+
+def describe_and_reference(
+    candidate: Candidate,
+    verdict: Verdict,
+    seed: SeedApp,
+    env: Environment,
+    config: PipelineConfig,
+    grade: Grader,
+    rewriter: Rewriter | None = None,
+) -> MintResult:
+    """describe -> the reference solvers, for one accepted candidate.
+
+    `rewriter` (see `taskmint.describe.load_rewriter`) rewords statements with a model; without
+    it, or when it fails, the template statement is used.
+    """
+    description = describe(
+        candidate,
+        verdict,
+        seed.manifest.source_paths,
+        seed=seed,
+        style=config.statement_style,
+        rewriter=rewriter,
+    )
+    if not description.ok:
+        return MintResult(
+            verdict=dataclasses.replace(
+                verdict, status="leaky_description", reason=description.reason
+            )
+        )
+    task = Task(
+        instance_id=f"{seed.name}__{candidate.strategy}__{candidate.candidate_id}",
+        seed=seed.name,
+        snapshot_id=seed.snapshot_id,
+        env_id=env.env_id,
+        language=candidate.language,
+        strategy=candidate.strategy,
+        units=candidate.units,
+        files=candidate.files,
+        problem_statement=description.statement,
+        hints=description.hints,
+        breaking_patch=candidate.breaking_patch,
+        patch=candidate.gold_patch,
+        FAIL_TO_PASS=verdict.fail_to_pass,
+        PASS_TO_PASS=verdict.pass_to_pass,
+        test_paths=seed.manifest.test_paths,
+        source_paths=seed.manifest.source_paths,
+        test_command=test_command(seed),
+        removed_code=candidate.removed_code,
+        features=_task_features(candidate.features, len(verdict.fail_to_pass)),
+        flaky_tests=verdict.flaky_tests,
+        validation_runs=verdict.original_runs + verdict.broken_runs,
+        validation_wall_time=verdict.wall_time,
+        created=dt.date.today().isoformat(),
+        original_runs=verdict.original_runs,
+        broken_runs=verdict.broken_runs,
+        dropped_tests=verdict.dropped_tests,
+        statement_style=description.style,
+        statement_spec=description.statement_spec,
+        statement_issue=description.statement_issue,
+        statement_source=description.source,
+        hidden_tests=choose_hidden(
+            verdict.fail_to_pass,
+            verdict.pass_to_pass,
+            seed=f"{config.random_seed}|{candidate.candidate_id}",
+            fraction=config.verify.hidden_fraction,
+            pass_fraction=config.verify.hidden_pass_fraction,
+            source_of=lambda rel: _read_text(seed.root, rel),
+        ),
+    )
+
+    calibration, failure = calibrate_reference(task, grade, solvers=config.reference_solvers)
+    if failure is not None:
+        return MintResult(
+            verdict=dataclasses.replace(verdict, status="reference_failed", reason=failure)
+        )
+    return MintResult(verdict=verdict, task=dataclasses.replace(task, calibration=calibration))
+
+
+@step("mint", infra=True, tags=("sandbox",))
+def mint_validated(
+    validated: tuple[Candidate, Verdict], prepared: PreparedSeed, config: PipelineConfig
+) -> MintResult:
+    """Describe one validated, leak-free candidate (with its verdict) and run the reference
+    solvers on it (a stored result is reused)."""
+    candidate, verdict = validated
+    store = result_store(config)
+    key = _key("mint", prepared, config, candidate.candidate_id)
+    found, cached = store.get(key)
+    if found:
+        stored: MintResult = cached
+        return stored
+    with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
+        grade = Grader(
+            seed=prepared.seed,
+            env=prepared.env,
+            sandbox=sandbox,
+            limits=config.sandbox.limits.with_wall(prepared.seed.manifest.timeout),
+            config=config.verify,
+        )
+        result = describe_and_reference(
+            candidate, verdict, prepared.seed, prepared.env, config, grade, _rewriter(config)
+        )
+    store.put(key, result)
+    return result
+
+
+def mint_candidate(
+    candidate: Candidate,
+    seed: SeedApp,
+    env: Environment,
+    baseline: Baseline,
+    sandbox: Sandbox,
+    config: PipelineConfig,
+    coverage: CoverageMap | None = None,
+    rewriter: Rewriter | None = None,
+) -> MintResult:
+    """validate -> describe -> the reference solvers for one candidate, in `sandbox`, stored
+    nowhere: the whole of minting for a script, a benchmark or a test (the leak scan, which
+    looks at all of a seed's candidates at once, is `leaks_in`)."""
+    verdict = validate_candidate(
+        candidate,
+        seed,
+        env,
+        baseline,
+        sandbox,
+        runs=config.broken_runs,
+        limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+        coverage=coverage,
+    )
+    if not verdict.accepted:
+        return MintResult(verdict=verdict)
+    grade = Grader(
+        seed=seed,
+        env=env,
+        sandbox=sandbox,
+        limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+        config=config.verify,
+    )
+    return describe_and_reference(candidate, verdict, seed, env, config, grade, rewriter)
