@@ -237,5 +237,8 @@ def test_a_direct_run_prints_no_error_and_keeps_prefect_under_the_output(work_di
     assert code == 0, err[-3000:]
     assert "Traceback" not in printed
     assert not [line for line in printed.splitlines() if "| ERROR" in line], printed[-3000:]
+    # the pipeline's own lines reach the run's log (per seed, and per candidate)
+    assert "[tiny] " in printed and " accepted: " in printed, printed[-3000:]
+    assert "taskmint: [1/1] tiny: preparing" in printed  # the progress, off a terminal
     assert (run.out / "prefect").is_dir() and not (home / ".prefect").exists()
     assert run.leftovers() == NOTHING

@@ -71,8 +71,6 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    # the pipeline logs to `taskmint.*`: Prefect shows those lines in the run's log too
-    "PREFECT_LOGGING_EXTRA_LOGGERS": "taskmint",
 }
 
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 from prefect import flow
 
 from taskmint.config import PipelineConfig
-from taskmint.flows.runtime import PrefectExecutor, make_task_runner, publish_artifacts
+from taskmint.flows.runtime import (
+    PrefectExecutor,
+    make_task_runner,
+    pipeline_logs,
+    publish_artifacts,
+)
 from taskmint.lifecycle import reclaim_signals
 from taskmint.pipeline.alerts import alert_failure
 from taskmint.pipeline.harder import HarderRequest, HarderResult, harder
@@ -20,7 +25,8 @@ def harder_batch(request: HarderRequest, config: PipelineConfig) -> HarderResult
     """Find `request.n` tasks in the target."""
     reclaim_signals()  # the CLI's prompt stop, not the flow engine's wind-down
     try:
-        result = harder(request, config, PrefectExecutor())
+        with pipeline_logs():
+            result = harder(request, config, PrefectExecutor())
     except Exception as exc:
         alert_failure(config, "harder batch", exc)
         raise

@@ -17,7 +17,12 @@ from prefect import flow
 
 from taskmint.config import PipelineConfig, load_config
 from taskmint.errors import TaskmintError
-from taskmint.flows.runtime import PrefectExecutor, make_task_runner, publish_artifacts
+from taskmint.flows.runtime import (
+    PrefectExecutor,
+    make_task_runner,
+    pipeline_logs,
+    publish_artifacts,
+)
 from taskmint.lifecycle import reclaim_signals
 from taskmint.pipeline.alerts import AlertConfig, alert_failure, post_alert
 from taskmint.pipeline.refresh import RefreshResult
@@ -32,7 +37,8 @@ def refresh(config: PipelineConfig) -> RefreshResult:
     """Mint tasks from every seed in the seeds manifest and publish a dataset version."""
     reclaim_signals()  # the CLI's prompt stop, not the flow engine's wind-down
     try:
-        result = refresh_seeds(config, PrefectExecutor())
+        with pipeline_logs():
+            result = refresh_seeds(config, PrefectExecutor())
     except Exception as exc:
         alert_failure(config, "refresh", exc)
         raise

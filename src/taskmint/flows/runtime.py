@@ -15,14 +15,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from prefect import Task, task, unmapped
+from prefect import Task, get_run_logger, task, unmapped
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.exceptions import MissingContextError
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from taskmint.lifecycle import track_process_group
@@ -34,7 +37,13 @@ try:  # scale-out on Dask: prefect-dask and distributed (both in the `flows` ext
 except ImportError:  # pragma: no cover - installed with the flows extra
     prefect_dask = None  # type: ignore[assignment]
 
-__all__ = ["PrefectExecutor", "make_task_runner", "prefect_task", "publish_artifacts"]
+__all__ = [
+    "PrefectExecutor",
+    "make_task_runner",
+    "pipeline_logs",
+    "prefect_task",
+    "publish_artifacts",
+]
 
 T = TypeVar("T")
 
@@ -107,6 +116,35 @@ def make_task_runner(kind: str = "threads", *, workers: int = 2, address: str | 
             },
         )
     raise ValueError(f"unknown task runner {kind!r}; choose 'threads' or 'dask'")
+
+
+class _RunLogs(logging.Handler):
+    """Hands a `taskmint.*` log record to the Prefect run (flow or task) it happens in."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            logger: Any = get_run_logger()
+        except MissingContextError:  # outside a run (a helper thread): Prefect's own logger
+            logger = logging.getLogger("prefect.taskmint")
+        logger.log(record.levelno, record.getMessage())
+
+
+@contextlib.contextmanager
+def pipeline_logs(level: int = logging.INFO) -> Iterator[None]:
+    """For the block, the pipeline's log lines (`taskmint.*`) go to the Prefect run's log:
+    the console, and the server's UI when there is one."""
+    logger = logging.getLogger("taskmint")
+    handler = _RunLogs()
+    saved = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
 
 
 def publish_artifacts(key: str, markdown: str, rows: list[dict[str, Any]]) -> None:
