@@ -112,7 +112,6 @@ def mint_batch(
     for c in accepted:
         if c.candidate_id in leaks:
             where = leaks[c.candidate_id]
-            log.warning("[%s] %s leak: removed code visible at %s", seed, c.candidate_id, where)
             verdicts[c.candidate_id] = replace(
                 verdicts[c.candidate_id], status="leak", reason=f"removed code visible at {where}"
             )
