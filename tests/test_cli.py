@@ -22,6 +22,7 @@ def _commands() -> list[str]:
 def test_commands():
     assert _commands() == [
         "calibrate",
+        "export",
         "harder",
         "images",
         "list",

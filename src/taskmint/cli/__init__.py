@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from taskmint.cli.commands import cmd_list, cmd_show, cmd_verify, cmd_workspace
+from taskmint.cli.export import cmd_export
 from taskmint.cli.images import cmd_images
 from taskmint.cli.parser import build_parser
 from taskmint.cli.production import cmd_calibrate, cmd_harder, cmd_refresh, cmd_serve
@@ -40,6 +41,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, PipelineConfig], int]] = {
     "show": cmd_show,
     "workspace": cmd_workspace,
     "verify": cmd_verify,
+    "export": cmd_export,
 }
 
 

@@ -107,6 +107,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("patch_file", type=Path, help="the patch file, or - for standard input")
     _json_option(p, "print the reward as JSON")
     with_dataset(p)
+
+    p = sub.add_parser(
+        "export",
+        help="export a dataset version's tasks to another format (harbor)",
+        description="Write a published version's tasks (all, or the ids given) as Harbor task "
+        "folders under DEST: task.toml, instruction.md, environment/ (a Dockerfile on the "
+        "seed's environment image, built by `taskmint images build`, with the broken tree), "
+        "tests/ (taskmint's grader) and solution/.",
+    )
+    p.add_argument("format", choices=("harbor",))
+    p.add_argument("dest", type=Path, help="the folder to write the task folders into")
+    p.add_argument("task_ids", nargs="*", metavar="TASK_ID", help="only these tasks")
+    p.add_argument("--hint-level", type=int, default=0, help="hints put in instruction.md")
+    p.add_argument(
+        "--base-image",
+        help="the image the environment starts FROM (default: the seed's environment image)",
+    )
+    _json_option(p, "the folders written and the tasks skipped as JSON")
+    with_dataset(p)
     return parser
 
 

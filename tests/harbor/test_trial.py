@@ -1,0 +1,302 @@
+"""The local Harbor trial runner, tried for real on the machine's Docker Engine.
+
+Each test builds a small Harbor task folder by hand: a bash "app" whose add.sh subtracts,
+tests/test.sh that checks the sum and writes /logs/verifier/reward.txt, and solution/solve.sh
+that fixes it. Its image is built once (tagged by the environment's hash) from the base image
+the docker sandbox tests use; the reward parsing and task.toml reading are tried without Docker.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from taskmint.errors import SandboxUnavailableError, TaskmintError
+from taskmint.harbor.trial import (
+    TaskSettings,
+    image_tag,
+    read_reward,
+    read_task_settings,
+    run_trial,
+    run_trials,
+)
+
+PHASES = ["read", "build", "start", "agent", "verify", "collect", "teardown", "total"]
+
+TASK_TOML = """\
+version = "1.0"
+
+[metadata]
+author_name = "taskmint tests"
+difficulty = "easy"
+category = "programming"
+tags = ["bash"]
+
+[verifier]
+timeout_sec = {verifier_timeout}
+
+[agent]
+timeout_sec = {agent_timeout}
+
+[environment]
+build_timeout_sec = 600.0
+cpus = 1
+memory_mb = 512
+storage_mb = 1024
+"""
+
+APP = "#!/bin/bash\n# add.sh A B: prints A + B\necho $(( $1 - $2 ))\n"
+
+TEST_SH = """\
+#!/bin/bash
+mkdir -p /logs/verifier
+if [ "$(bash /app/add.sh 2 3)" = 5 ] && [ "$(bash /app/add.sh 10 -4)" = 6 ]; then
+    echo PASS; echo 1 > /logs/verifier/reward.txt
+else
+    echo FAIL; echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+SOLVE_SH = "#!/bin/bash\nsed -i 's/\\$1 - \\$2/$1 + $2/' /app/add.sh\n"
+FIX = SOLVE_SH.splitlines()[1]
+
+
+def make_task(
+    root: Path,
+    base_image: str,
+    name: str = "add-fix",
+    *,
+    dockerfile: str | None = None,
+    test_sh: str = TEST_SH,
+    agent_timeout: float = 120.0,
+    verifier_timeout: float = 120.0,
+) -> Path:
+    task = root / name
+    for sub in ("environment", "tests", "solution"):
+        (task / sub).mkdir(parents=True)
+    (task / "task.toml").write_text(
+        TASK_TOML.format(agent_timeout=agent_timeout, verifier_timeout=verifier_timeout)
+    )
+    (task / "instruction.md").write_text("add.sh should print the sum of its two arguments.\n")
+    (task / "environment" / "Dockerfile").write_text(
+        dockerfile or f"FROM {base_image}\nWORKDIR /app\nCOPY add.sh /app/add.sh\n"
+    )
+    (task / "environment" / "add.sh").write_text(APP)
+    (task / "tests" / "test.sh").write_text(test_sh)
+    (task / "solution" / "solve.sh").write_text(SOLVE_SH)
+    return task
+
+
+@pytest.fixture(scope="module")
+def base_image() -> str:
+    from taskmint.sandbox.docker.base_image import build_base_image
+    from taskmint.sandbox.docker.client import docker_client
+
+    try:
+        client = docker_client()
+    except SandboxUnavailableError as exc:
+        pytest.skip(f"the Docker daemon is not reachable: {exc}")
+    return build_base_image(client)
+
+
+@pytest.fixture(scope="module")
+def api(base_image: str):  # type: ignore[no-untyped-def]
+    from taskmint.sandbox.docker.client import docker_client
+
+    return docker_client().api
+
+
+def gone(api, cid: str | None) -> bool:  # type: ignore[no-untyped-def]
+    assert cid
+    return not api.containers(all=True, filters={"id": cid})
+
+
+# -- with Docker --------------------------------------------------------------------------------
+
+
+def test_oracle_scores_1_in_harbor_order_and_leaves_no_container(base_image, api, tmp_path):
+    task = make_task(tmp_path, base_image)
+    result = run_trial(task, "oracle")
+    print("seconds per phase:", result.seconds)
+    assert result.error is None
+    assert result.reward == 1.0, result.logs
+    assert result.reward_reason is None
+    assert result.agent_exit_code == 0 and not result.agent_timed_out
+    assert result.verifier_exit_code == 0 and not result.verifier_timed_out
+    assert list(result.seconds) == PHASES
+    assert result.logs["verifier/reward.txt"].strip() == "1"
+    assert "PASS" in result.logs["verifier"]
+    assert result.image == image_tag(task / "environment")
+    assert gone(api, result.container)
+    # the image is reused the second time
+    again = run_trial(task, "oracle")
+    assert again.reward == 1.0 and again.logs["build"].startswith("reused")
+
+
+def test_nop_scores_0(base_image, api, tmp_path):
+    result = run_trial(make_task(tmp_path, base_image), "nop")
+    assert result.reward == 0.0 and result.reward_reason is None
+    assert result.agent_exit_code is None
+    assert "FAIL" in result.logs["verifier"]
+    assert gone(api, result.container)
+
+
+def test_an_argv_agent_runs_as_given_in_the_working_directory(base_image, tmp_path):
+    result = run_trial(make_task(tmp_path, base_image), ["bash", "-c", "pwd; " + FIX])
+    assert result.agent == shlex.join(["bash", "-c", "pwd; " + FIX])
+    assert result.logs["agent"].splitlines()[0] == "/app"  # the Dockerfile's WORKDIR
+    assert result.agent_exit_code == 0 and result.reward == 1.0
+
+
+def test_rewards_and_tests_the_agent_plants_do_not_count(base_image, api, tmp_path):
+    agent = (
+        "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt && "
+        "echo '{\"reward\": 1.0}' > /logs/verifier/reward.json && "
+        "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/test.sh && "
+        "echo planted > /tests/extra.sh"
+    )
+    result = run_trial(make_task(tmp_path, base_image), agent)
+    assert result.agent_exit_code == 0, result.logs["agent"]
+    assert result.reward == 0.0
+    assert result.details == {}  # the agent's reward.json was cleared before the verifier
+    assert "verifier/reward.json" not in result.logs
+    assert "FAIL" in result.logs["verifier"]
+    assert gone(api, result.container)
+
+
+def test_a_verifier_that_writes_no_reward_scores_0_with_the_reason(base_image, tmp_path):
+    task = make_task(tmp_path, base_image, test_sh="#!/bin/bash\necho nothing written\n")
+    result = run_trial(task, "oracle")
+    assert result.reward == 0.0
+    assert result.reward_reason and "no reward.txt" in result.reward_reason
+    assert result.verifier_exit_code == 0
+
+
+def test_a_verifier_over_its_timeout_scores_0(base_image, tmp_path):
+    test_sh = "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\nsleep 500\n"
+    task = make_task(tmp_path, base_image, test_sh=test_sh, verifier_timeout=3)
+    result = run_trial(task, "oracle")
+    assert result.verifier_timed_out and result.verifier_exit_code is None
+    assert result.reward == 0.0 and "timed out" in (result.reward_reason or "")
+    assert result.seconds["verify"] < 60
+
+
+def test_the_agent_has_no_network(base_image, api, tmp_path):
+    agent = (
+        "ls /sys/class/net; "
+        "if (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null; then echo ONLINE; " + FIX + "; "
+        "else echo OFFLINE; exit 7; fi"
+    )
+    result = run_trial(make_task(tmp_path, base_image), agent)
+    assert result.agent_exit_code == 7, result.logs["agent"]
+    assert "OFFLINE" in result.logs["agent"]
+    assert result.logs["agent"].split()[:2] == ["lo", "OFFLINE"]  # lo is the only interface
+    assert result.reward == 0.0
+    assert gone(api, result.container)
+
+
+def test_an_agent_over_its_timeout_is_stopped_and_still_graded(base_image, api, tmp_path):
+    task = make_task(tmp_path, base_image, agent_timeout=3)
+    agent = FIX + "; (sleep 500 &); echo fixed; sleep 500"
+    result = run_trial(task, agent)
+    assert result.agent_timed_out and result.agent_exit_code is None
+    assert "fixed" in result.logs["agent"] and "agent timeout of 3 s" in result.logs["agent"]
+    assert result.seconds["agent"] < 60
+    assert result.reward == 1.0  # graded on the state the agent left
+    assert gone(api, result.container)
+    # `timeout=` replaces the task's agent timeout
+    quick = run_trial(task, "sleep 500", timeout=2)
+    assert quick.agent_timed_out and quick.reward == 0.0 and quick.seconds["agent"] < 60
+
+
+def test_an_agent_that_leaves_a_process_behind_ends_when_its_command_does(base_image, tmp_path):
+    result = run_trial(make_task(tmp_path, base_image), FIX + "; (sleep 500 &); echo done")
+    assert not result.agent_timed_out and result.agent_exit_code == 0
+    assert "done" in result.logs["agent"]
+    assert result.seconds["agent"] < 60 and result.reward == 1.0
+
+
+def test_a_task_that_fails_to_build_is_recorded_and_the_batch_goes_on(base_image, api, tmp_path):
+    bad = make_task(tmp_path, base_image, "broken", dockerfile=f"FROM {base_image}\nRUN exit 3\n")
+    good = make_task(tmp_path, base_image, "good")
+    with pytest.raises(TaskmintError, match="failed to build"):
+        run_trial(bad, "oracle")
+    results = run_trials([bad, tmp_path / "missing", good], "oracle")
+    assert [r.task for r in results] == ["broken", "missing", "good"]
+    assert results[0].error and "failed to build" in results[0].error
+    assert results[0].reward == 0.0 and results[0].container is None
+    assert results[1].error and "not a folder" in results[1].error
+    assert results[2].error is None and results[2].reward == 1.0
+    assert gone(api, results[2].container)
+
+
+def test_keep_leaves_the_container_for_inspection(base_image, api, tmp_path):
+    result = run_trial(make_task(tmp_path, base_image), "oracle", keep=True)
+    try:
+        assert result.reward == 1.0
+        assert not gone(api, result.container)
+        assert api.inspect_container(result.container)["State"]["Running"]
+    finally:
+        api.remove_container(result.container, force=True)
+
+
+# -- without Docker -----------------------------------------------------------------------------
+
+
+def test_read_reward_prefers_reward_json_as_harbor_does():
+    files = {"reward.txt": b"0\n", "reward.json": json.dumps({"reward": 0.75, "n": 4}).encode()}
+    assert read_reward(files) == (0.75, {"reward": 0.75, "n": 4}, None)
+    # a reward.json with no reward falls back to reward.txt, its fields still the details
+    assert read_reward({"reward.txt": b" 1 ", "reward.json": b'{"n": 2}'}) == (1.0, {"n": 2}, None)
+    assert read_reward({"reward.txt": b"0.5"}) == (0.5, {}, None)
+
+
+@pytest.mark.parametrize(
+    ("files", "reason"),
+    [
+        ({}, "no reward.txt or reward.json"),
+        ({"reward.txt": b""}, "empty"),
+        ({"reward.txt": b"passed"}, "not a number"),
+        ({"reward.txt": b"nan"}, "not finite"),
+        ({"reward.json": b"{"}, "not JSON"),
+        ({"reward.json": b"[1]"}, "not a JSON object"),
+        ({"reward.json": b'{"reward": true}', "reward.txt": b"1"}, "not a number"),
+        ({"reward.json": b'{"n": 1}'}, "no reward"),
+    ],
+)
+def test_a_missing_or_unparsable_reward_is_0_with_the_reason(files, reason):
+    reward, _details, why = read_reward(files)
+    assert reward == 0.0
+    assert why and reason in why
+
+
+def test_task_settings_come_from_task_toml_with_harbors_defaults(tmp_path):
+    task = make_task(tmp_path, "base", agent_timeout=30, verifier_timeout=45)
+    assert read_task_settings(task) == TaskSettings(
+        agent_timeout=30, verifier_timeout=45, build_timeout=600, cpus=1, memory_mb=512
+    )
+    (task / "task.toml").write_text('version = "1.0"\n[agent]\nuser = "agent"\n')
+    assert read_task_settings(task) == TaskSettings(agent_user="agent")
+    (task / "task.toml").write_text("[agent]\ntimeout_sec = -1\n")
+    with pytest.raises(TaskmintError, match="positive"):
+        read_task_settings(task)
+    (task / "task.toml").write_text("[agent\n")
+    with pytest.raises(TaskmintError, match="TOML"):
+        read_task_settings(task)
+    (task / "task.toml").unlink()
+    with pytest.raises(TaskmintError, match=r"no task\.toml"):
+        read_task_settings(task)
+
+
+def test_the_image_tag_follows_the_environment_content(tmp_path):
+    task = make_task(tmp_path, "base")
+    env = task / "environment"
+    tag = image_tag(env)
+    assert tag.startswith("taskmint-harbor:") and image_tag(env) == tag
+    (task / "tests" / "test.sh").write_text("changed")  # not part of the image
+    assert image_tag(env) == tag
+    (env / "add.sh").write_text(APP + "# changed\n")
+    assert image_tag(env) != tag
