@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from taskmint.cache import atomic_write
 from taskmint.errors import DatasetError
 
 __all__ = [
@@ -52,13 +54,7 @@ def display(fs: Any, path: str) -> str:
 def put_file(fs: Any, path: str, data: bytes) -> None:
     """Write one file whole: a temporary name and a rename locally, one PUT on object stores."""
     if is_local(fs):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        atomic_write(Path(path), data)
     else:
         fs.pipe_file(path, data)
 

@@ -24,6 +24,7 @@ from typing import Any, Literal, overload
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from taskmint.cache import atomic_write
 from taskmint.errors import DatasetError
 from taskmint.files import copy_tree
 from taskmint.publish.layout import (
@@ -336,10 +337,7 @@ def load_seed(
         archive = row.pop("archive")
         if not (final / "tree").is_dir():  # `acquire` may have made it already (same id)
             _unpack(archive, row["files"], final)
-        meta.parent.mkdir(parents=True, exist_ok=True)
-        tmp_meta = meta.with_name(f".{meta.name}.{os.getpid()}")
-        tmp_meta.write_text(json.dumps(row), "utf-8")
-        os.replace(tmp_meta, meta)
+        atomic_write(meta, json.dumps(row).encode("utf-8"))
     return SeedApp(
         name=row["seed"],
         snapshot_id=snapshot_id,
