@@ -8,20 +8,11 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-__all__ = ["configure_slots", "slot"]
+__all__ = ["slot"]
 
 _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _LIMITS = {"sandbox": 2, "model": 4}
 _SLOTS_LOCK = threading.Lock()
-
-
-def configure_slots(sandboxes: int | None = None, model_calls: int | None = None) -> None:
-    """Set this process's default limits (used by `slot` calls that give none)."""
-    with _SLOTS_LOCK:
-        if sandboxes is not None:
-            _LIMITS["sandbox"] = max(1, sandboxes)
-        if model_calls is not None:
-            _LIMITS["model"] = max(1, model_calls)
 
 
 @contextlib.contextmanager
