@@ -4,6 +4,7 @@ harder batch, benchmarks) goes through `prepare_seed`."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.metadata
 import logging
@@ -180,16 +181,9 @@ def _original(
     try:
         baseline = ex.call(original_runs, seed, env, config)
     finally:
-        try:
-            cmap: CoverageMap | None = cmap_future.result()
-        except Exception as exc:
-            cmap = None
-            cmap_error: Exception | None = exc
-        else:
-            cmap_error = None
-    if baseline.usable and cmap_error is not None:
-        raise cmap_error
-    return seed, env, baseline, cmap if baseline.usable else None
+        with contextlib.suppress(Exception):  # waited for; its error is raised below if it counts
+            cmap_future.result()
+    return seed, env, baseline, cmap_future.result() if baseline.usable else None
 
 
 def prepare_seed(
