@@ -28,6 +28,7 @@ def test_commands():
         "list",
         "refresh",
         "serve",
+        "serve-openenv",
         "show",
         "verify",
         "workspace",

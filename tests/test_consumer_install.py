@@ -24,7 +24,7 @@ import importlib, json, sys, tempfile
 from pathlib import Path
 
 absent = {}
-for name in ("prefect", "prefect_dask", "dask", "distributed", "docker", "openai"):
+for name in ("prefect", "prefect_dask", "dask", "distributed", "docker", "openai", "openenv"):
     try:
         importlib.import_module(name)
     except ImportError:
@@ -98,3 +98,19 @@ def test_pip_install_without_extras_gives_a_working_consumer(tiny_dataset, cache
     )
     assert refresh.returncode == 2
     assert "pip install 'taskmint[flows]'" in refresh.stderr
+    serve = subprocess.run(
+        [
+            taskmint,
+            "--output",
+            str(tmp_path / "out"),
+            "serve-openenv",
+            "--dataset",
+            str(tiny_dataset),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert serve.returncode == 2
+    assert "pip install 'taskmint[openenv]'" in serve.stderr

@@ -24,7 +24,13 @@ from taskmint.cli.commands import cmd_list, cmd_show, cmd_verify, cmd_workspace
 from taskmint.cli.export import cmd_export
 from taskmint.cli.images import cmd_images
 from taskmint.cli.parser import build_parser
-from taskmint.cli.production import cmd_calibrate, cmd_harder, cmd_refresh, cmd_serve
+from taskmint.cli.production import (
+    cmd_calibrate,
+    cmd_harder,
+    cmd_refresh,
+    cmd_serve,
+    cmd_serve_openenv,
+)
 from taskmint.config import PipelineConfig, load_config
 from taskmint.errors import TaskmintError
 from taskmint.lifecycle import restore_signals, stop_on_signals, stop_requested
@@ -42,6 +48,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, PipelineConfig], int]] = {
     "workspace": cmd_workspace,
     "verify": cmd_verify,
     "export": cmd_export,
+    "serve-openenv": cmd_serve_openenv,
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["build_parser"]
@@ -126,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _json_option(p, "the folders written and the tasks skipped as JSON")
     with_dataset(p)
+
+    _add_openenv_command(sub, with_dataset)
     return parser
 
 
@@ -186,3 +189,39 @@ def _add_production_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     p.add_argument("--name", help="dataset name to publish under")
     p.add_argument("--workers", type=int, help="parallel sandboxes")
     _runner_options(p)
+
+
+def _add_openenv_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    with_dataset: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    p = sub.add_parser(
+        "serve-openenv",
+        help="serve a dataset version as an OpenEnv environment  [openenv]",
+        description="Serve a published version's tasks as an OpenEnv environment (OpenEnv's "
+        "server under uvicorn): one task per episode, the tools run in the sandbox, submit "
+        "returns verify's reward; OpenEnv's Task API lists the splits and tasks. See "
+        "docs/openenv.md.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument("--max-sessions", type=int, default=4, help="concurrent episodes (default 4)")
+    p.add_argument(
+        "--session-timeout",
+        type=float,
+        help="close sessions idle this many seconds (default: never)",
+    )
+    p.add_argument(
+        "--command-timeout",
+        type=float,
+        default=60.0,
+        help="a shell command's default time limit in seconds (default 60)",
+    )
+    p.add_argument(
+        "--max-command-timeout",
+        type=float,
+        default=600.0,
+        help="the most a shell command may ask for (default 600)",
+    )
+    p.add_argument("--log-level", default="info", help="uvicorn's log level (default info)")
+    with_dataset(p)

@@ -8,7 +8,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
 from rich.table import Table
@@ -19,8 +19,12 @@ from taskmint.config import PipelineConfig
 from taskmint.errors import TaskmintError
 from taskmint.pipeline import Budget, HarderRequest, RefreshResult, calibrate_version, reporting
 from taskmint.records import Task, as_language, as_strategy
+from taskmint.sandbox import open_sandbox
 
-__all__ = ["cmd_calibrate", "cmd_harder", "cmd_refresh", "cmd_serve"]
+if TYPE_CHECKING:
+    from taskmint.openenv import TaskCatalog
+
+__all__ = ["cmd_calibrate", "cmd_harder", "cmd_refresh", "cmd_serve", "cmd_serve_openenv"]
 
 T = TypeVar("T")
 
@@ -217,4 +221,45 @@ def cmd_serve(args: argparse.Namespace, config: PipelineConfig) -> int:
         if started is not None:
             started.terminate()
             started.wait(timeout=30)
+    return 0
+
+
+def cmd_serve_openenv(args: argparse.Namespace, config: PipelineConfig) -> int:
+    """Serve a version as an OpenEnv environment (the `openenv` extra) until interrupted."""
+    try:
+        # imported only now: openenv-core is the optional `openenv` extra
+        openenv = importlib.import_module("taskmint.openenv")
+    except ImportError as exc:
+        raise TaskmintError(
+            f"serving an OpenEnv environment needs openenv-core, which is not installed ({exc}); "
+            "install it with: pip install 'taskmint[openenv]'"
+        ) from exc
+    version = version_dir(args, config)
+
+    def ready(catalog: TaskCatalog) -> None:
+        splits = ", ".join(f"{name} ({len(catalog.split(name))})" for name in catalog.split_names())
+        print(
+            f"serving {version} as an OpenEnv environment on http://{args.host}:{args.port} "
+            f"(splits: {splits})",
+            flush=True,
+        )
+
+    with open_sandbox(config.sandbox) as sandbox:
+        openenv.serve(
+            version,
+            host=args.host,
+            port=args.port,
+            max_sessions=args.max_sessions,
+            session_timeout=args.session_timeout,
+            cache_dir=config.cache_dir,
+            sandbox=sandbox,
+            limits=config.sandbox.limits,
+            config=openenv.CatalogConfig(
+                command_seconds=args.command_timeout,
+                max_command_seconds=args.max_command_timeout,
+                verify=config.verify,
+            ),
+            log_level=args.log_level,
+            on_ready=ready,
+        )
     return 0
