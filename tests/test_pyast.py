@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import inspect
 import sys
 import threading
 import time
@@ -102,3 +103,45 @@ def test_a_formatted_traceback_waits_for_the_lock() -> None:
         assert not done.wait(0.5)
     assert done.wait(10)
     thread.join()
+
+
+def _parse_with_a_finalizer_that_parses(parse) -> list[str]:  # type: ignore[no-untyped-def]
+    """Parse a large module while cyclic garbage waits whose finalizer formats a traceback
+    (which parses the failing line), the collector running at every allocation."""
+    errors: list[str] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            try:
+                {}["missing"] + [][0] * 2  # an expression line to place carets on
+            except KeyError as exc:
+                traceback.format_exception(exc)
+
+    source = inspect.getsource(traceback) * 3
+    threshold = gc.get_threshold()
+    try:
+        for _ in range(3):
+            for _ in range(200):
+                Cycle()
+            gc.set_threshold(1)
+            try:
+                parse(source)
+            except SystemError as exc:
+                errors.append(str(exc))
+            finally:
+                gc.set_threshold(*threshold)
+    finally:
+        gc.collect()
+    return errors
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 11, 8), reason="CPython 3.11.8 fixed the state")
+def test_a_finalizer_parsing_mid_parse_breaks_a_bare_parse() -> None:
+    assert _parse_with_a_finalizer_that_parses(pyast._ORIGINAL)
+
+
+def test_a_finalizer_cannot_parse_mid_parse() -> None:
+    assert _parse_with_a_finalizer_that_parses(pyast.parse) == []

@@ -10,14 +10,20 @@ taskmint's parses alone let such a parse in another thread break one of them (2 
 candidates in one `make demo` on a loaded machine).
 
 So importing taskmint installs `locked_parse` as `ast.parse` (`install`, idempotent): every
-parse through the `ast` module then takes the one lock. The lock is re-entrant: a finalizer that
-runs mid-parse and formats a traceback in the same thread nests, which the interpreter's depth
-count survives.
+parse through the `ast` module then takes the one lock.
+
+The same state breaks within one thread too: a parse nested in a parse (a finalizer that the
+garbage collector runs mid-conversion and that formats a traceback, as pytest's unraisable-
+exception hook does) resets the depth, and the outer parse then fails with the same error
+(seen at the end of a pytest session). So the collector is paused while a parse runs, and a
+parse that still nests (only a finalizer can start one) raises SyntaxError, which `traceback`'s
+caret placement takes as "no carets".
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import threading
 from typing import Any
 
@@ -27,10 +33,24 @@ _LOCK = threading.RLock()
 _ORIGINAL = getattr(ast.parse, "__wrapped__", ast.parse)
 
 
+_NESTED = threading.local()
+
+
 def locked_parse(*args: Any, **kwargs: Any) -> Any:
-    """`ast.parse` (same arguments), one thread at a time."""
+    """`ast.parse` (same arguments), one thread at a time, never nested, with the garbage
+    collector paused."""
     with _LOCK:
-        return _ORIGINAL(*args, **kwargs)
+        if getattr(_NESTED, "active", False):
+            raise SyntaxError("ast.parse started inside another parse (CPython issue 106905)")
+        collecting = gc.isenabled()
+        gc.disable()
+        _NESTED.active = True
+        try:
+            return _ORIGINAL(*args, **kwargs)
+        finally:
+            _NESTED.active = False
+            if collecting:
+                gc.enable()
 
 
 locked_parse.__wrapped__ = _ORIGINAL  # type: ignore[attr-defined]
