@@ -28,10 +28,10 @@ from taskmint.harbor import (
     export_task,
     run_trials,
 )
-from taskmint.harbor.export import EXPORT_RECORD, SCHEMA_VERSION
+from taskmint.harbor.export import AGENT_USER, EXPORT_RECORD, SCHEMA_VERSION
 from taskmint.harbor.inside import grade as grader
 from taskmint.publish import load_tasks
-from taskmint.records import Environment, Task
+from taskmint.records import Task
 from taskmint.verify.scope import refusal
 
 # Harbor's task format (harbor-framework/harbor: the task docs and TaskConfig): the files of a
@@ -54,18 +54,6 @@ METADATA_KEYS = {
     "dataset_version",
     "content_sha256",
 }
-
-
-@pytest.fixture(scope="module")
-def env_image(tiny_env: Environment) -> str:
-    docker_images = pytest.importorskip("taskmint.sandbox.docker.images")
-    from taskmint.sandbox.docker.base_image import build_base_image
-    from taskmint.sandbox.docker.client import docker_client
-
-    client = docker_client()
-    return str(
-        docker_images.build_environment_image(tiny_env, client, base=build_base_image(client))
-    )
 
 
 @pytest.fixture(scope="module")
@@ -184,10 +172,25 @@ def test_export_of_chosen_ids_and_a_content_hash_that_is_stable(
         export_harbor(tiny_dataset, tmp_path, task_ids=["nope"], cache_dir=cache_dir)
 
 
-def test_a_javascript_task_is_refused_clearly_and_the_export_goes_on(tasks, cache_dir, tmp_path):
-    task = dataclasses.replace(next(iter(tasks.values())), language="javascript")
-    with pytest.raises(HarborExportError, match="javascript tasks cannot be exported"):
-        export_task(task, tmp_path, version_url="x", base_image="img", cache_dir=cache_dir)
+def test_a_task_of_another_language_or_runner_is_refused_clearly(tasks, cache_dir, tmp_path):
+    task = next(iter(tasks.values()))
+    with pytest.raises(HarborExportError, match="rust tasks cannot be exported"):
+        export_task(
+            dataclasses.replace(task, language="rust"),
+            tmp_path,
+            version_url="x",
+            base_image="img",
+            cache_dir=cache_dir,
+        )
+    # a JavaScript task is graded by node: one whose seed runs pytest is refused
+    with pytest.raises(HarborExportError, match="javascript seeds run by pytest cannot be"):
+        export_task(
+            dataclasses.replace(task, language="javascript"),
+            tmp_path,
+            version_url="x",
+            base_image="img",
+            cache_dir=cache_dir,
+        )
 
 
 def test_tasks_that_cannot_be_exported_are_recorded_and_the_rest_go_on(
@@ -196,14 +199,14 @@ def test_tasks_that_cannot_be_exported_are_recorded_and_the_rest_go_on(
     from taskmint.harbor import export as export_module
 
     real = export_module.load_tasks(tiny_dataset, streaming=False)[:3]
-    node = dataclasses.replace(real[1], language="javascript")
-    monkeypatch.setattr(export_module, "load_tasks", lambda *a, **k: [real[0], node, real[2]])
+    other = dataclasses.replace(real[1], language="rust")
+    monkeypatch.setattr(export_module, "load_tasks", lambda *a, **k: [real[0], other, real[2]])
     written = export_harbor(tiny_dataset, tmp_path, base_image="img:1", cache_dir=cache_dir)
     assert [p.name for p in written] == [real[0].instance_id, real[2].instance_id]
     record = json.loads((tmp_path / EXPORT_RECORD).read_text())
-    assert [s["instance_id"] for s in record["skipped"]] == [node.instance_id]
-    assert "javascript tasks cannot be exported to Harbor yet" in record["skipped"][0]["reason"]
-    assert not (tmp_path / node.instance_id).exists()
+    assert [s["instance_id"] for s in record["skipped"]] == [other.instance_id]
+    assert "rust tasks cannot be exported to Harbor yet" in record["skipped"][0]["reason"]
+    assert not (tmp_path / other.instance_id).exists()
 
 
 def test_cli_export_harbor(tiny_dataset, cache_dir, tmp_path, capsys, tasks):
@@ -255,9 +258,12 @@ def test_grader_scope_is_the_verifiers(folder, tasks):
 # --- the grader, run for real in a container of the exported environment ----------------------
 
 
-def _exec(name: str, script: str) -> subprocess.CompletedProcess[str]:
+def _exec(name: str, script: str, user: str = "root") -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        ["docker", "exec", name, "bash", "-c", script], capture_output=True, text=True, timeout=600
+        ["docker", "exec", "-u", user, name, "bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
@@ -277,7 +283,7 @@ def _run(image: str, folder: Path, script: str, after: str = "") -> dict:
 
     def copy(sub: str) -> None:
         subprocess.run(
-            ["docker", "cp", str(folder / sub), f"{name}:/{sub}"],
+            ["docker", "cp", f"{folder / sub}/.", f"{name}:/{sub}"],  # over what is there
             check=True,
             capture_output=True,
             timeout=120,
@@ -286,7 +292,7 @@ def _run(image: str, folder: Path, script: str, after: str = "") -> dict:
     try:
         subprocess.run(["docker", "start", name], check=True, capture_output=True, timeout=120)
         copy("solution")
-        _exec(name, script)
+        _exec(name, script, user=AGENT_USER)  # task.toml's [agent] user
         copy("tests")
         _exec(name, "bash /tests/test.sh")
         txt = _exec(name, f"cat {LOGS}/reward.txt").stdout

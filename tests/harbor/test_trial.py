@@ -151,19 +151,22 @@ def test_an_argv_agent_runs_as_given_in_the_working_directory(base_image, tmp_pa
     assert result.agent_exit_code == 0 and result.reward == 1.0
 
 
-def test_rewards_and_tests_the_agent_plants_do_not_count(base_image, api, tmp_path):
+def test_what_the_agent_plants_stays_as_under_harbor(base_image, api, tmp_path):
+    """Harbor uploads tests/ over what /tests holds and does not empty /logs/verifier, and the
+    runner does the same: a task whose agent is root and whose test.sh trusts the log folder is
+    fooled by a planted reward.json (Harbor reads it first). Exported tasks defend themselves
+    (an agent user, root's /tests, a test.sh that clears the reward files): test_attacks.py."""
     agent = (
-        "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt && "
+        "mkdir -p /logs/verifier /tests && "
         "echo '{\"reward\": 1.0}' > /logs/verifier/reward.json && "
-        "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/test.sh && "
         "echo planted > /tests/extra.sh"
     )
-    result = run_trial(make_task(tmp_path, base_image), agent)
+    test_sh = TEST_SH.replace("#!/bin/bash\n", "#!/bin/bash\nls /tests\n", 1)
+    result = run_trial(make_task(tmp_path, base_image, test_sh=test_sh), agent)
     assert result.agent_exit_code == 0, result.logs["agent"]
-    assert result.reward == 0.0
-    assert result.details == {}  # the agent's reward.json was cleared before the verifier
-    assert "verifier/reward.json" not in result.logs
-    assert "FAIL" in result.logs["verifier"]
+    assert "FAIL" in result.logs["verifier"]  # the task's own test failed...
+    assert result.reward == 1.0 and result.details == {"reward": 1.0}  # ...the plant won
+    assert "extra.sh" in result.logs["verifier"].split()  # the upload went over the plant
     assert gone(api, result.container)
 
 

@@ -39,9 +39,8 @@ def cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
     built: dict[str, str] = {}
     for source in load_seed_sources(config.seeds_manifest):
         seed = acquire_source(source, cache_dir=config.cache_dir)
-        if seed.manifest.language != "python":
-            say(f"{seed.name}: skipped (the docker backend runs Python seeds only so far)")
-            continue
+        # a JavaScript seed's image (node) is what its Harbor tasks start FROM; the docker
+        # backend itself runs Python seeds only so far
         env = build_environment(seed.manifest, cache_dir=config.cache_dir)
         built[seed.name] = images_mod.build_environment_image(env, base=base)
         say(f"{seed.name}: {built[seed.name]}")

@@ -7,16 +7,21 @@ One folder per task, in Harbor's task format:
   calibration rows, the dataset version and a sha256 over every other file of the folder;
 - `instruction.md`: the problem statement and the first `hint_level` hints;
 - `environment/`: a Dockerfile on the seed's environment image (`taskmint images build`)
-  adding the broken tree (the policy view: no history, no gold code, no hidden tests) at `/app`;
+  adding the broken tree (the policy view: no history, no gold code, no hidden tests) at `/app`,
+  owned by an unprivileged `agent` user, which the agent runs as (`[agent] user`): it cannot
+  change the interpreter, the environment or anything outside `/app` and the temporary folders,
+  nor create `/tests` before Harbor uploads it; the verifier runs as root (`[verifier] user`);
 - `tests/`: `test.sh`, which runs taskmint's grader (`taskmint/harbor/inside/grade.py`) with
   the environment's interpreter over the agent's tree, with what it needs: the pristine broken
-  tree, the pristine tests (hidden ones included), taskmint's pytest runner files, the task's
-  scope and expected ids (`task.json`), and the static scan;
+  tree, the pristine tests (hidden ones included), taskmint's runner files (its pytest plugin,
+  or its node reporter), the task's scope and expected ids (`task.json`), and the static scan;
 - `solution/solve.sh`: applies the gold patch to `/app` (`git apply`, else `patch`, else the
   patched files from `solution/fixed.tar`: the default base image has neither tool).
 
-Only Python seeds run by pytest are exported so far: any other task gets a `HarborExportError`,
-recorded in `<dest>/.taskmint-export.json`, and the rest of the export goes on.
+Python seeds run by pytest and JavaScript seeds run by node are exported (a JavaScript task's
+environment image holds node and a standard-library venv for the grader: `taskmint images
+build`); any other task gets a `HarborExportError`, recorded in `<dest>/.taskmint-export.json`,
+and the rest of the export goes on.
 """
 
 from __future__ import annotations
@@ -37,11 +42,12 @@ from typing import Any
 
 from taskmint.config import PipelineConfig
 from taskmint.consumer import workspace
+from taskmint.envs.venv import environment_id
 from taskmint.errors import DatasetError, TaskmintError
 from taskmint.patches import apply_patch, file_changes
 from taskmint.publish.loader import load_seed, load_tasks, resolve_version
 from taskmint.records import Environment, SeedApp, Task
-from taskmint.runners.adapters import VENV_DIR, PytestAdapter, inside_dir
+from taskmint.runners.adapters import RUNNER_DIR, VENV_DIR, NodeAdapter, PytestAdapter, inside_dir
 from taskmint.sandbox.base import WORKSPACE
 from taskmint.verify import scan
 from taskmint.verify.reward import _protected_files
@@ -71,6 +77,9 @@ SCHEMA_VERSION = "1.4"  # Harbor's task.toml schema the files follow (harbor 0.2
 APP_DIR = "/app"  # the task's working directory in the container
 EXPORT_RECORD = ".taskmint-export.json"  # what was exported and what was not, under `dest`
 SANDBOX_UID = 10001  # the runtime image's unprivileged user: the grader runs the tests as it
+AGENT_USER = "agent"  # the agent's user (`[agent] user`): owns /app and nothing else
+AGENT_UID = 10002  # neither root nor the test user, so it can touch neither's files
+VERIFIER_USER = "root"  # the grader locks the tests down and runs them as SANDBOX_UID
 AGENT_TIMEOUT = 1800.0
 BUILD_TIMEOUT = 600.0
 CPUS = 1
@@ -195,8 +204,8 @@ def task_toml(
             )
             for c in task.calibration
         ),
-        _table("verifier", {"timeout_sec": verifier}),
-        _table("agent", {"timeout_sec": AGENT_TIMEOUT}),
+        _table("verifier", {"timeout_sec": verifier, "user": VERIFIER_USER}),
+        _table("agent", {"timeout_sec": AGENT_TIMEOUT, "user": AGENT_USER}),
         _table(
             "environment",
             {
@@ -223,12 +232,26 @@ def instruction(task: Task, hint_level: int) -> str:
 DOCKERFILE = """\
 # The seed's test environment (taskmint's environment image, `taskmint images build`) and the
 # task's broken tree at {app}: nothing else (no history, no gold code, no hidden tests).
+# The agent runs as `{user}` (task.toml's [agent] user), which owns {app} and nothing else;
+# /tests and /logs exist, root's, so the agent cannot prepare them for the verifier.
 FROM {base}
 USER root
 ENV PATH={venv}/bin:/usr/local/bin:/usr/bin:/bin
+RUN grep -q '^{user}:' /etc/passwd || {{ \\
+        echo '{user}:x:{uid}:{uid}::/home/{user}:/bin/sh' >> /etc/passwd && \\
+        echo '{user}:x:{uid}:' >> /etc/group; }} && \\
+    mkdir -p /home/{user} {app} /tests /logs/verifier /logs/agent && \\
+    chown {user}:{user} /home/{user} /logs/agent && chmod 0755 /tests /logs /logs/verifier
 ADD app.tar {app}/
+RUN chown -R {user}:{user} {app}
 WORKDIR {app}
 """
+
+
+def dockerfile(base: str) -> str:
+    """The environment's Dockerfile on the image `base`."""
+    return DOCKERFILE.format(base=base, app=APP_DIR, venv=VENV_DIR, user=AGENT_USER, uid=AGENT_UID)
+
 
 TEST_SH = """\
 #!/bin/bash
@@ -244,6 +267,8 @@ export TASKMINT_TESTS_DIR="${{TASKMINT_TESTS_DIR:-$here}}"
 logs="${{TASKMINT_LOGS:-/logs/verifier}}"
 python="${{TASKMINT_PYTHON:-{python}}}"
 mkdir -p "$logs"
+# nothing the agent left in the log folder counts: Harbor reads reward.json before reward.txt
+rm -rf "$logs/reward.json" "$logs/reward.txt" "$logs/grade.json"
 echo 0 > "$logs/reward.txt"  # until the grader says otherwise
 "$python" -I -B "$TASKMINT_TESTS_DIR/grade.py"  # it writes the reward files, whatever happens
 exit 0
@@ -266,29 +291,33 @@ fi
 """
 
 
+# the runner each exported language is graded by (the seed's manifest must agree)
+RUNNERS = {"python": "pytest", "javascript": "node"}
+
+
+def _node_interpreter(task: Task, seed: SeedApp) -> str:
+    """The node the task's environment image holds: this machine's, at its real path (where
+    the image puts it), when its environment id is the task's; else `node` on the tests' PATH
+    (an image of the user's, `--base-image`)."""
+    found = shutil.which("node")
+    if found is not None and environment_id(seed.manifest) == task.env_id:
+        return os.path.realpath(found)
+    return "node"
+
+
 def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
-    """The grader's `task.json`: the expected ids, the scope, and taskmint's own pytest
-    command line for them (the nonce and selection are the grader's, per run)."""
+    """The grader's `task.json`: the expected ids, the scope, and taskmint's own command line
+    for them (the nonce and selection are the grader's, per run): the pytest adapter's, or
+    the node adapter's (`node --test` with taskmint's reporter over the expected ids' files)."""
     manifest = seed.manifest
     expected = list(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
-    env = Environment(
-        env_id=task.env_id,
-        kind="venv",
-        prefix=VENV_DIR,
-        interpreter=f"{VENV_DIR}/bin/python",
-        interpreter_prefix="",
-        python_version="",
-    )
-    adapter = PytestAdapter()
-    argv, env_vars = adapter.command(manifest, env, nonce="", test_ids=tuple(expected))
     targets = len(dict.fromkeys(t.split("::", 1)[0] for t in expected))
-    options = json.loads(argv[6])
-    options.pop("select_file", None)
     first = task.test_paths[0] if task.test_paths else "tests"
-    return {
+    spec: dict[str, Any] = {
         "instance_id": task.instance_id,
         "runner": manifest.runner,
-        "python": argv[0],
+        # the grader's interpreter: the seed's venv, or a node image's standard-library venv
+        "python": f"{VENV_DIR}/bin/python",
         "workspace": WORKSPACE,
         "expected": expected,
         "test_paths": list(task.test_paths),
@@ -299,18 +328,56 @@ def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
         "protected_suffixes": sorted(PROTECTED_SUFFIXES),
         "protected_dirs": sorted(_PROTECTED_DIRS),
         "canary_dir": os.path.dirname(first) if first.endswith(".py") else first.rstrip("/"),
-        "options": options,
-        "args": list(argv[8 : len(argv) - targets]),
-        "env": [list(kv) for kv in env_vars],
         "timeout": manifest.timeout,
         "sandbox_uid": SANDBOX_UID,
     }
+    if manifest.runner == "node":
+        node = _node_interpreter(task, seed)
+        env = Environment(
+            env_id=task.env_id,
+            kind="node",
+            prefix="",
+            interpreter=node,
+            interpreter_prefix="",
+            python_version="",
+        )
+        argv, env_vars = NodeAdapter().command(manifest, env, nonce="", test_ids=tuple(expected))
+        # `node --test --test-reporter=<RUNNER_DIR>/node_reporter.mjs
+        # --test-reporter-destination=<report>`: the grader names its own copy of the reporter
+        # and its own destination, and adds the files of the expected ids
+        return {
+            **spec,
+            "node": argv[0],
+            "runner_dir": RUNNER_DIR,
+            "options": {},
+            "args": list(argv[1 : len(argv) - targets]),
+            "env": [list(kv) for kv in env_vars],
+        }
+    venv = Environment(
+        env_id=task.env_id,
+        kind="venv",
+        prefix=VENV_DIR,
+        interpreter=f"{VENV_DIR}/bin/python",
+        interpreter_prefix="",
+        python_version="",
+    )
+    argv, env_vars = PytestAdapter().command(manifest, venv, nonce="", test_ids=tuple(expected))
+    options = json.loads(argv[6])
+    options.pop("select_file", None)
+    return {
+        **spec,
+        "python": argv[0],
+        "options": options,
+        "args": list(argv[8 : len(argv) - targets]),
+        "env": [list(kv) for kv in env_vars],
+    }
 
 
-def _copy_runner(dest: Path) -> None:
-    """taskmint's in-sandbox pytest runner files (the Python ones)."""
+def _copy_runner(dest: Path, runner: str) -> None:
+    """taskmint's in-sandbox runner files: the Python ones for pytest, the reporter for node."""
     src = inside_dir()
-    for path in sorted(src.rglob("*.py")):
+    pattern = "node_reporter.mjs" if runner == "node" else "*.py"
+    for path in sorted(src.rglob(pattern)):
         if "__pycache__" in path.parts:
             continue
         target = dest / path.relative_to(src)
@@ -335,10 +402,10 @@ def export_task(
     storage_options: dict[str, Any] | None = None,
 ) -> Path:
     """Write one task's Harbor folder `dest/<instance id>` (replacing an older one)."""
-    if task.language != "python":
+    if task.language not in RUNNERS:
         raise HarborExportError(
             f"{task.instance_id}: {task.language} tasks cannot be exported to Harbor yet "
-            "(only Python seeds run by pytest are supported)"
+            "(only Python seeds run by pytest and JavaScript seeds run by node are supported)"
         )
     cache = Path(cache_dir) if cache_dir is not None else PipelineConfig().cache_dir
     if not task.origin:
@@ -346,10 +413,10 @@ def export_task(
     seed = load_seed(
         task.origin, task.snapshot_id, cache_dir=cache, storage_options=storage_options
     )
-    if seed.manifest.runner != "pytest":
+    if seed.manifest.runner != RUNNERS[task.language]:
         raise HarborExportError(
-            f"{task.instance_id}: seeds run by {seed.manifest.runner} cannot be exported to "
-            "Harbor yet (only pytest)"
+            f"{task.instance_id}: {task.language} seeds run by {seed.manifest.runner} cannot be "
+            f"exported to Harbor yet (only {RUNNERS[task.language]})"
         )
     name = _folder_name(task.instance_id)
     base = base_image if base_image is not None else _base_image_tag(task.env_id)
@@ -363,14 +430,14 @@ def export_task(
             d.mkdir(parents=True)
         broken = _files(view)
         _tar(view, broken, env_dir / "app.tar")
-        _write(env_dir / "Dockerfile", DOCKERFILE.format(base=base, app=APP_DIR, venv=VENV_DIR))
+        _write(env_dir / "Dockerfile", dockerfile(base))
         shutil.copyfile(env_dir / "app.tar", tests_dir / "broken.tar")
         _tar(Path(seed.root), _protected_files(seed, task), tests_dir / "tests.tar")
         spec = _runner_spec(task, seed)
         _write(tests_dir / "task.json", json.dumps(spec, indent=1, sort_keys=True) + "\n")
         shutil.copyfile(_GRADER, tests_dir / "grade.py")
         shutil.copyfile(scan.__file__, tests_dir / "scan.py")
-        _copy_runner(tests_dir / "runner")
+        _copy_runner(tests_dir / "runner", spec["runner"])
         _write(tests_dir / "test.sh", TEST_SH.format(python=spec["python"]), executable=True)
         # the solution: the gold patch, and the files it leaves (for images without git/patch)
         gold = task.patch if task.patch.endswith("\n") else task.patch + "\n"

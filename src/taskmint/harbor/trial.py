@@ -14,8 +14,10 @@ instruction.md, environment/Dockerfile, tests/test.sh, solution/solve.sh), with 
    nothing; any other string runs with `bash -c`, a sequence as it is. It runs in the image's
    working directory, as the task's agent user (else the image's user). At the agent timeout
    every process of the container but the keeper is killed; the trial goes on to grading.
-5. verify: only now are the tests copied in, to a fresh /tests; /logs/verifier is emptied (so
-   nothing the agent wrote there counts) and `bash /tests/test.sh` runs with the verifier timeout.
+5. verify: only now are the tests copied in, over whatever /tests holds, as Harbor does, and
+   `bash /tests/test.sh` runs as the verifier user with the verifier timeout. /logs/verifier is
+   left as the agent left it (Harbor does not empty it either): what the agent planted there or
+   in /tests must not count, and that is the task's job (its test.sh and its Dockerfile).
 6. collect: /logs/verifier is copied out. As in Harbor, reward.json (an object) is read first and
    its "reward" is the reward (its other fields are the details), else reward.txt (one number).
    A missing or unparsable reward, or a verifier past its timeout, is a reward of 0, with the
@@ -26,8 +28,9 @@ A task that cannot be read, built or started raises `TaskmintError`; `run_trials
 an error in that task's result and goes on with the next task. (A build past its timeout is an
 error at once, though the daemon finishes that build on its own.)
 
-Differences from Harbor: images are never pulled, the network is always off, `storage_mb` is
-not enforced, and /tests is emptied before the upload (Harbor uploads over what is there).
+Differences from Harbor: images are never pulled, the network is always off, and `storage_mb`
+is not enforced. /logs/agent and /logs/verifier are made world-writable (the worst case of a
+bind mount), so an agent that writes there is tried as it would be under Harbor.
 
 It is one module, longer than most, because the seven phases share one container and fill one
 result record; split, each part would take the whole trial's state as arguments.
@@ -507,16 +510,14 @@ class _Trial:
             [
                 "sh",
                 "-c",
-                "rm -rf /tests /logs/verifier && mkdir -p /logs/verifier "
-                "&& chmod 777 /logs/verifier",
+                "mkdir -p /logs/verifier && chmod 777 /logs/verifier",
             ],
             user="0",
             timeout=_SETUP_TIMEOUT,
         )
         if cleared.exit_code != 0:
             raise TaskmintError(
-                f"{self.task_dir}: could not empty /tests and /logs/verifier: "
-                f"{cleared.output[-500:]}"
+                f"{self.task_dir}: could not make /logs/verifier: {cleared.output[-500:]}"
             )
         self._upload(self.task_dir / "tests", "tests")
         done = self._exec(

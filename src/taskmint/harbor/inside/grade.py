@@ -15,11 +15,15 @@ applies the defences of `taskmint.verify.grade_patch`:
 - every process the agent left running is killed (as root in a container: `stop_strays`);
 - a fresh workspace is rebuilt from the pristine broken tree, the kept files and the pristine
   tests (`tests/tests.tar`, the hidden tests included); bytecode is removed;
-- canary tests with fresh names are planted; the tests and their configuration are root-owned
-  and read-only, checksummed before and after the run;
+- canary tests with fresh names are planted (pytest only: `verify` plants none for node
+  seeds); the tests and their configuration are root-owned and read-only, checksummed before
+  and after the run;
 - the exact expected ids (FAIL_TO_PASS + PASS_TO_PASS) run with taskmint's pytest report
   plugin (`tests/runner/`) through its out-of-band channel, with a fresh nonce, the report
-  going to a descriptor outside the workspace; as an unprivileged user when run as root;
+  going to a descriptor outside the workspace; or, for a node seed, the files holding them run
+  with `node --test` and taskmint's reporter (`tests/runner/node_reporter.mjs`), the nonce in
+  TASKMINT_NONCE and the report on node's standard output, a file only root can open, and only
+  the expected ids are graded; as an unprivileged user when run as root;
 - the grade is `taskmint.verify.grade`'s: missing, skipped or errored is failed, a bad record
   or nonce, wrong canaries or changed tests are tampering.
 
@@ -27,8 +31,9 @@ It writes `reward.txt` (1 or 0), `reward.json` (numbers only, as Harbor requires
 passed, expected, tampered) and `grade.json` (with the reason) into the verifier's log folder.
 Paths come from the environment: TASKMINT_TESTS_DIR (default: this file's folder),
 TASKMINT_APP (/app), TASKMINT_LOGS (/logs/verifier), TASKMINT_GRADE_WS (/workspace),
-TASKMINT_PYTHON (the task's interpreter, /opt/venv/bin/python), TASKMINT_RUN_AS (`self`: do not
-switch users), TASKMINT_KILL_STRAYS (see `stop_strays`).
+TASKMINT_PYTHON (the task's interpreter, /opt/venv/bin/python), TASKMINT_NODE (a node seed's
+node, else task.json's), TASKMINT_RUN_AS (`self`: do not switch users), TASKMINT_KILL_STRAYS
+(see `stop_strays`).
 """
 
 from __future__ import annotations
@@ -321,6 +326,8 @@ def run_tests(
     ws: str, runner: str, python: str, spec: dict[str, Any], test_ids: list[str], uid: int | None
 ) -> tuple[list[dict[str, Any]], bool, bool]:
     """Run `test_ids` through the runner's channel: (report records, nonce ok, timed out)."""
+    if spec["runner"] == "node":
+        return run_node(ws, runner, spec, test_ids, uid)
     nonce = secrets.token_hex(16)
     options = dict(spec["options"])
     options["pythonpath"] = [_rebase(p, ws) for p in options.get("pythonpath", [])]
@@ -353,6 +360,70 @@ def run_tests(
         )
         os.close(fd_in)
         os.close(fd_out)
+        timed_out = False
+        try:
+            proc.wait(timeout=float(spec["timeout"]))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # late writers and leftover children
+        proc.wait()
+        records, ok = read_report(out_path, nonce)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    return records, ok, timed_out
+
+
+def node_command(spec: dict[str, Any], runner: str, test_ids: list[str]) -> list[str]:
+    """The node adapter's command line (`taskmint.runners.adapters.NodeAdapter.command`) for
+    the files of `test_ids` (node runs whole files), with this grader's copy of the reporter and
+    the report sent to the process's standard output (a file only the grader can open)."""
+    node = os.environ.get("TASKMINT_NODE") or spec["node"]
+    if "/" not in node:  # `node` on the tests' PATH (an image of the user's)
+        node = shutil.which(node, path=dict(spec["env"]).get("PATH")) or node
+    reporter = "--test-reporter=" + spec["runner_dir"].rstrip("/") + "/"
+    args = []
+    for arg in spec["args"]:
+        if arg.startswith(reporter):
+            arg = f"--test-reporter={os.path.join(runner, arg[len(reporter) :])}"
+        elif arg.startswith("--test-reporter-destination="):
+            arg = "--test-reporter-destination=stdout"
+        args.append(arg)
+    return [node, *args, *dict.fromkeys(t.split("::", 1)[0] for t in test_ids)]
+
+
+def run_node(
+    ws: str, runner: str, spec: dict[str, Any], test_ids: list[str], uid: int | None
+) -> tuple[list[dict[str, Any]], bool, bool]:
+    """`node --test` with taskmint's reporter over the files of `test_ids`: (report records,
+    nonce ok, timed out). The nonce goes in TASKMINT_NONCE, which the reporter takes out of the
+    environment before any test file starts, as the node adapter does; the reporter writes to
+    the main process's standard output, a root-owned file in a folder only root can enter, so
+    the test files' processes (as the test user) cannot open it, by any path."""
+    nonce = secrets.token_hex(16)
+    argv = node_command(spec, runner, test_ids)
+    env = {k: v for k, v in spec["env"]}
+    env["TASKMINT_NONCE"] = nonce
+    private = tempfile.mkdtemp(prefix="taskmint-report-")  # 0700: the test user cannot enter
+    try:
+        out_path = os.path.join(private, "report.jsonl")
+        fd_out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        extra: dict[str, Any] = {}
+        if uid is not None:
+            extra = {"user": uid, "group": uid, "extra_groups": []}
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=ws,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=fd_out,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                **extra,
+            )
+        finally:
+            os.close(fd_out)
         timed_out = False
         try:
             proc.wait(timeout=float(spec["timeout"]))
@@ -425,6 +496,24 @@ def outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], bool]:
             complete = True
     for nodeid in collected:
         outcomes.setdefault(nodeid, "missing")
+    return outcomes, complete
+
+
+_NODE_OUTCOMES = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}
+
+
+def node_outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], bool]:
+    """One outcome per leaf test (suites are not tests; a file that failed to load is no
+    test's outcome: its tests are missing) and whether the run finished
+    (`taskmint.runners.report.parse_node_report`)."""
+    outcomes: dict[str, str] = {}
+    complete = False
+    for rec in records:
+        kind = rec["type"]
+        if kind == "test" and not rec.get("is_suite"):
+            outcomes[str(rec.get("id"))] = _NODE_OUTCOMES.get(str(rec.get("outcome")), "error")
+        elif kind == "finish":
+            complete = True
     return outcomes, complete
 
 
@@ -565,6 +654,11 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     strays = stop_strays() if root else []
     pristine = tempfile.mkdtemp(prefix="taskmint-pristine-")
     runner = _private_copy(os.path.join(tests_dir, "runner"))
+    # the tests' HOME and TMPDIR: a fresh folder, not the /tmp the agent could write to
+    home = tempfile.mkdtemp(prefix="taskmint-home-")
+    if uid is not None:
+        os.chown(home, uid, uid)
+    spec = {**spec, "env": [[k, home if k in ("HOME", "TMPDIR") else v] for k, v in spec["env"]]}
     try:
         _extract(os.path.join(tests_dir, "broken.tar"), pristine)
         kept, rejected, diff = agent_changes(app, pristine, spec)
@@ -582,7 +676,8 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     finally:
         shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(runner, ignore_errors=True)
-    outcomes, complete = outcomes_of(records)
+        shutil.rmtree(home, ignore_errors=True)
+    outcomes, complete = (node_outcomes_of if spec["runner"] == "node" else outcomes_of)(records)
     reward, reason, passed, tampered = judge(
         outcomes,
         expected,

@@ -14,7 +14,10 @@ Three layers, each cached by a tag and reused when present:
   `/opt/venv`, rebuilt in the image from a wheelhouse made on the host (`pip wheel` of exactly
   the distributions installed in the host venv), installed with `--no-index` in a container
   with no network. Tagged `taskmint-env:<env_id>` and labelled with the environment hash and
-  the runtime it was built on.
+  the runtime it was built on. A JavaScript seed's environment (`kind="node"`) is the runtime
+  plus the host's `node` at its own path (the path and version its `env_id` names) and a
+  standard-library venv at `/opt/venv`, so every environment image has `/opt/venv/bin/python`
+  (the Harbor grader's interpreter). The docker backend itself still runs Python seeds only.
 """
 
 from __future__ import annotations
@@ -259,11 +262,13 @@ def build_environment_image(
     name the same runtime and requirements. Returns the tag.
     """
     client = client or docker_client()
+    if isinstance(env, Environment) and env.kind == "node":
+        return _build_node_image(env, client, base=base, target=target, force=force)
     venv = Path(env.prefix if isinstance(env, Environment) else env)
     if isinstance(env, Environment) and env.kind != "venv":
         raise EnvironmentBuildError(
             f"environment {env.env_id} is a {env.kind} environment; the docker backend builds "
-            "images for Python venvs only"
+            "images for Python venvs and node only"
         )
     if not (venv / "pyvenv.cfg").is_file():
         raise EnvironmentBuildError(f"{venv} is not a venv (no pyvenv.cfg)")
@@ -321,6 +326,80 @@ def build_environment_image(
             tag=tag,
             labels={**labels, "taskmint.pins": json.dumps(pins)},
             what=f"the image for environment {env_id}",
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return ref
+
+
+def _node_version(node: str) -> str:
+    try:
+        proc = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise EnvironmentBuildError(f"{node} does not run on this machine ({exc})") from exc
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise EnvironmentBuildError(f"{node} --version failed: {proc.stderr[-500:]}")
+    return proc.stdout.strip()
+
+
+def _build_node_image(env: Environment, client: Any, *, base: str, target: str, force: bool) -> str:
+    """The image of a node environment: the runtime, the host's `node` binary copied to its own
+    path (`env.interpreter`, a real path; also on PATH as /usr/local/bin/node when its folder is
+    not), and a standard-library venv at `target` for the Harbor grader. Checked in the image:
+    `node --version` must print the host's version (a node that needs shared libraries the base
+    image lacks fails here, with the loader's message)."""
+    node = env.interpreter
+    if not node.startswith("/") or not Path(node).is_file():
+        raise EnvironmentBuildError(
+            f"environment {env.env_id}: node {node!r} is not a file on this machine"
+        )
+    version = _node_version(node)
+    runtime = build_runtime_image(client, base=base)
+    labels = {
+        "taskmint.kind": "environment",
+        "taskmint.env_id": env.env_id,
+        "taskmint.runtime": runtime,
+        "taskmint.venv": target,
+        "taskmint.node": node,
+        "taskmint.node_version": version,
+        "taskmint.requirements": stable_id("node", node, version, _RECIPE),
+    }
+    ref = environment_image_tag(env.env_id)
+    info = image_exists(client, ref)
+    if not force and info is not None and image_labels(info) == {**image_labels(info), **labels}:
+        return ref
+    _, prefix, _ = _interpreter()
+    on_path = str(Path(node).parent) in ("/usr/local/bin", "/usr/bin", "/bin")
+    script = "\n".join(
+        [
+            f"{prefix}/bin/python3 -m venv --without-pip {target}",
+            f"chmod -R a+rX {target}",
+            *([] if on_path else [f"ln -sf {node} /usr/local/bin/node"]),
+            f'test "$({node} --version)" = {version}',
+        ]
+    )
+    work = Path(tempfile.mkdtemp(prefix="taskmint-node-"))
+    try:
+        archive = work / "node.tar"
+        with tarfile.open(archive, "w") as tar:
+
+            def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+                info.uid = info.gid = 0
+                info.uname = info.gname = "root"
+                info.mode = 0o755
+                return info
+
+            tar.add(node, arcname=node.lstrip("/"), filter=owned)
+        repository, _, tag = ref.partition(":")
+        _run_builder(
+            client,
+            image=runtime,
+            script=script,
+            archives=[("/", archive)],
+            repository=repository,
+            tag=tag,
+            labels=labels,
+            what=f"the image for node environment {env.env_id}",
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
