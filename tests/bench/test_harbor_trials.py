@@ -3,8 +3,8 @@
 A version holding the tiny seed's Python tasks and the tinyjs seed's JavaScript tasks is
 exported with `export_harbor` (seconds per task), then every folder is tried with
 `run_trials`: oracle (the task images built, unless an earlier run left them), oracle again
-(images reused), and nop; and `verify(task, task.patch)` runs on each task in this process. Prints the medians
-per language and the ratio of a warm oracle trial to a plain `verify`.
+(images reused), and nop; and `verify(task, task.patch)` runs on each task in this process.
+Prints the medians per language and the ratio of a warm oracle trial to a plain `verify`.
 Run: `.venv/bin/python -m pytest -q -s tests/bench/test_harbor_trials.py`.
 """
 
