@@ -360,18 +360,25 @@ def run_tests(
         )
         os.close(fd_in)
         os.close(fd_out)
-        timed_out = False
-        try:
-            proc.wait(timeout=float(spec["timeout"]))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # late writers and leftover children
-        proc.wait()
+        timed_out = _reap(proc, float(spec["timeout"]))
         records, ok = read_report(out_path, nonce)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     return records, ok, timed_out
+
+
+def _reap(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the test run up to `timeout`, then kill its whole session (late writers and
+    leftover children); whether it timed out."""
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return timed_out
 
 
 def node_command(spec: dict[str, Any], runner: str, test_ids: list[str]) -> list[str]:
@@ -424,14 +431,7 @@ def run_node(
             )
         finally:
             os.close(fd_out)
-        timed_out = False
-        try:
-            proc.wait(timeout=float(spec["timeout"]))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # late writers and leftover children
-        proc.wait()
+        timed_out = _reap(proc, float(spec["timeout"]))
         records, ok = read_report(out_path, nonce)
     finally:
         shutil.rmtree(private, ignore_errors=True)
