@@ -102,6 +102,44 @@ def published_tasks(tiny_dataset: Path) -> list[Task]:
     return load_tasks(tiny_dataset, streaming=False)
 
 
+@pytest.fixture(scope="session")
+def tinyjs(
+    cache_dir: Path, sandbox: LocalSandbox, pipeline_config: PipelineConfig
+) -> tuple[SeedApp, Environment, list[Task]]:
+    """The tinyjs fixture seed, its node environment and its tasks, minted as the pipeline
+    mints them (once per session: the OpenEnv, Harbor and benchmark tests share them)."""
+    seed = acquire(SEEDS / "tinyjs", cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
+    assert baseline.usable, baseline.reason
+    excised = excise(seed, index_seed(seed), max_candidates=20)
+    results = [
+        mint_candidate(c, seed, env, baseline, sandbox, pipeline_config) for c in excised.candidates
+    ]
+    tasks = [r.task for r in results if r.task is not None]
+    assert tasks, [r.verdict for r in results]
+    return seed, env, tasks
+
+
+@pytest.fixture(scope="session")
+def mixed_dataset(
+    tiny_tasks: list[Task],
+    tiny_seed: SeedApp,
+    tiny_env: Environment,
+    tinyjs: tuple[SeedApp, Environment, list[Task]],
+    work_dir: Path,
+) -> Path:
+    """One published version holding the tiny seed's Python tasks and tinyjs's JavaScript ones."""
+    runs = [(tiny_seed, tiny_env, tiny_tasks), tinyjs]
+    version = publish(
+        [task for _, _, tasks in runs for task in tasks],
+        [(seed, env.env_id, env.python_version) for seed, env, _ in runs],
+        root=work_dir / "mixed",
+        name="mixed",
+    )
+    return Path(version.path)
+
+
 def replace(record, **changes):  # type: ignore[no-untyped-def]
     return dataclasses.replace(record, **changes)
 

@@ -17,36 +17,27 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.config import PipelineConfig
 from taskmint.consumer import load_tasks, verify
 from taskmint.harbor import export_harbor, run_trials
 from taskmint.harbor.export import EXPORT_RECORD
 from taskmint.harbor.trial import TrialResult
 from taskmint.records import Environment, SeedApp, Task
-from taskmint.sandbox import LocalSandbox
-from tests.openenv.helpers import mint_js, publish_mixed
 
 
 @pytest.fixture(scope="module")
 def dataset(
-    tiny_tasks: list[Task],
-    tiny_seed: SeedApp,
-    tiny_env: Environment,
-    cache_dir: Path,
-    sandbox: LocalSandbox,
-    pipeline_config: PipelineConfig,
-    work_dir: Path,
+    mixed_dataset: Path, tiny_env: Environment, tinyjs: tuple[SeedApp, Environment, list[Task]]
 ) -> Path:
+    """The shared mixed version, with both seeds' environment images built."""
     from taskmint.sandbox.docker.base_image import build_base_image
     from taskmint.sandbox.docker.client import docker_client
     from taskmint.sandbox.docker.images import build_environment_image
 
-    js = mint_js(cache_dir, sandbox, pipeline_config)
     client = docker_client()
     base = build_base_image(client)
-    for env in (tiny_env, js[1]):
+    for env in (tiny_env, tinyjs[1]):
         build_environment_image(env, client, base=base)
-    return publish_mixed((tiny_seed, tiny_env, tiny_tasks), js, work_dir / "harbor-bench")
+    return mixed_dataset
 
 
 def _seconds(result: TrialResult) -> float:

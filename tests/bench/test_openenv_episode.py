@@ -16,28 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.config import PipelineConfig
 from taskmint.consumer import load_tasks, verify
 from taskmint.openenv import TaskmintAction, TaskmintEnv
-from taskmint.records import Environment, SeedApp, Task
-from taskmint.sandbox import LocalSandbox
-from tests.openenv.helpers import gold_edits, mint_js, publish_mixed, running_server
+from tests.openenv.helpers import gold_edits, running_server
 
 ROUNDS = 5
 
 
 @pytest.fixture(scope="module")
-def dataset(
-    tiny_tasks: list[Task],
-    tiny_seed: SeedApp,
-    tiny_env: Environment,
-    cache_dir: Path,
-    sandbox: LocalSandbox,
-    pipeline_config: PipelineConfig,
-    work_dir: Path,
-) -> Path:
-    js = mint_js(cache_dir, sandbox, pipeline_config)
-    return publish_mixed((tiny_seed, tiny_env, tiny_tasks), js, work_dir / "openenv-bench")
+def dataset(mixed_dataset: Path) -> Path:
+    return mixed_dataset
 
 
 def _episode(url: str, split: str, edits: list) -> dict[str, float]:  # type: ignore[type-arg]

@@ -9,15 +9,19 @@ by a root agent is tried too, and it wins: the defence is the user, and the test
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import shlex
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from taskmint.harbor import export_harbor, run_trial
 from taskmint.harbor.export import AGENT_USER
+from taskmint.publish import load_tasks
 from taskmint.records import Task
 
 pytestmark = pytest.mark.slow
@@ -73,8 +77,6 @@ NEEDS_ROOT = {"planted_tests", "environment_pth", "interpreter_replaced"}
 @pytest.fixture(scope="module")
 def folder(tiny_dataset: Path, cache_dir: Path, tmp_path_factory, env_image: str) -> Path:
     """One exported task (with a hidden test, if one has)."""
-    from taskmint.publish import load_tasks
-
     tasks: dict[str, Task] = {t.instance_id: t for t in load_tasks(tiny_dataset, streaming=False)}
     chosen = next((i for i, t in tasks.items() if t.hidden_tests), next(iter(tasks)))
     dest = tmp_path_factory.mktemp("attacks")
@@ -138,8 +140,6 @@ def test_the_same_attack_by_a_root_agent_is_stopped_only_by_the_user(folder, roo
 def _solve(folder: Path) -> str:
     """solution/solve.sh's work as one shell command: the gold patch's files, written in place
     (the agent command gets no solution/ folder; the oracle does)."""
-    import base64
-
     data = base64.b64encode((folder / "solution" / "fixed.tar").read_bytes()).decode()
     return f"echo {data} | base64 -d | tar -xf - --no-same-owner -C /app"
 
@@ -182,11 +182,6 @@ def test_inside_the_container_there_is_no_answer_no_history_and_no_network(
     """From inside a container of the exported environment, as root (who sees most): the
     removed code is in no file, no hidden test is defined anywhere, there is no .git, and
     nothing is reachable. A line of the broken tree is found (the search works)."""
-    import base64
-    import json
-
-    from taskmint.publish import load_tasks
-
     tasks = load_tasks(tiny_dataset, streaming=False)
     task = next(t for t in tasks if t.instance_id == folder.name)
     removed = "\n".join(line.strip() for line in task.removed_code.strip().splitlines())
@@ -211,8 +206,6 @@ def test_inside_the_container_there_is_no_answer_no_history_and_no_network(
 
 def _a_line_of_the_broken_tree(folder: Path) -> str:
     """A distinctive line of a source file of the broken tree (from environment/app.tar)."""
-    import tarfile
-
     with tarfile.open(folder / "environment" / "app.tar") as tar:
         for member in tar.getmembers():
             if member.isfile() and member.name.endswith(".py") and "test" not in member.name:

@@ -21,57 +21,37 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.acquire import acquire
-from taskmint.config import PipelineConfig
-from taskmint.envs import build_environment
-from taskmint.excise import excise
 from taskmint.harbor import export_harbor, run_trial, run_trials
 from taskmint.harbor.export import EXPORT_RECORD
 from taskmint.harbor.inside import grade as grader
-from taskmint.index import index_seed
-from taskmint.pipeline import mint_candidate
 from taskmint.publish import load_tasks, publish
 from taskmint.records import Environment, SeedApp, Task
 from taskmint.runners.adapters import REPORT_FILE, RUNNER_DIR, NodeAdapter, inside_dir
 from taskmint.runners.report import parse_node_report
-from taskmint.sandbox import LocalSandbox
-from taskmint.validate import run_baseline
 from taskmint.verify import grade
-from tests.conftest import LIMITS, SEEDS
 
 NODE = shutil.which("node")
 
 
 @pytest.fixture(scope="module")
-def js_seed(cache_dir: Path) -> SeedApp:
-    return acquire(SEEDS / "tinyjs", cache_dir=cache_dir)
+def js_seed(tinyjs: tuple[SeedApp, Environment, list[Task]]) -> SeedApp:
+    return tinyjs[0]
 
 
 @pytest.fixture(scope="module")
-def js_env(js_seed: SeedApp, cache_dir: Path) -> Environment:
-    return build_environment(js_seed.manifest, cache_dir=cache_dir)
+def js_env(tinyjs: tuple[SeedApp, Environment, list[Task]]) -> Environment:
+    return tinyjs[1]
 
 
 @pytest.fixture(scope="module")
 def js_dataset(
-    js_seed: SeedApp,
-    js_env: Environment,
-    sandbox: LocalSandbox,
-    pipeline_config: PipelineConfig,
-    tmp_path_factory: pytest.TempPathFactory,
+    tinyjs: tuple[SeedApp, Environment, list[Task]], tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    baseline = run_baseline(js_seed, js_env, sandbox, runs=3, limits=LIMITS)
-    assert baseline.usable, baseline.reason
-    excised = excise(js_seed, index_seed(js_seed), max_candidates=20)
-    results = [
-        mint_candidate(c, js_seed, js_env, baseline, sandbox, pipeline_config)
-        for c in excised.candidates
-    ]
-    tasks = [r.task for r in results if r.task is not None]
-    assert tasks, [r.verdict for r in results]
+    """A version of the tinyjs seed's tasks alone (the session's `tinyjs`)."""
+    seed, env, tasks = tinyjs
     version = publish(
         tasks,
-        [(js_seed, js_env.env_id, js_env.python_version)],
+        [(seed, env.env_id, env.python_version)],
         root=tmp_path_factory.mktemp("datasets"),
         name="tinyjs",
     )

@@ -17,52 +17,12 @@ from pathlib import Path
 
 import httpx
 
-from taskmint.acquire import acquire
-from taskmint.config import PipelineConfig
 from taskmint.consumer import workspace
-from taskmint.envs import build_environment
-from taskmint.excise import excise
-from taskmint.index import index_seed
 from taskmint.openenv import TaskmintAction, TaskmintEnv
 from taskmint.patches import apply_patch
-from taskmint.pipeline import mint_candidate
-from taskmint.publish import publish
-from taskmint.records import Environment, SeedApp, Task
-from taskmint.sandbox import LocalSandbox
-from taskmint.validate import run_baseline
-from tests.conftest import LIMITS, SEEDS
+from taskmint.records import Task
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def mint_js(
-    cache_dir: Path, sandbox: LocalSandbox, config: PipelineConfig
-) -> tuple[SeedApp, Environment, list[Task]]:
-    """The tinyjs fixture seed's tasks, minted as the pipeline mints them."""
-    seed = acquire(SEEDS / "tinyjs", cache_dir=cache_dir)
-    env = build_environment(seed.manifest, cache_dir=cache_dir)
-    baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
-    assert baseline.usable, baseline.reason
-    excised = excise(seed, index_seed(seed), max_candidates=20)
-    results = [mint_candidate(c, seed, env, baseline, sandbox, config) for c in excised.candidates]
-    tasks = [r.task for r in results if r.task is not None]
-    assert tasks, [r.verdict for r in results]
-    return seed, env, tasks
-
-
-def publish_mixed(
-    python: tuple[SeedApp, Environment, list[Task]],
-    javascript: tuple[SeedApp, Environment, list[Task]],
-    root: Path,
-) -> Path:
-    """One version holding both seeds' tasks."""
-    version = publish(
-        [*python[2], *javascript[2]],
-        [(seed, env.env_id, env.python_version) for seed, env, _ in (python, javascript)],
-        root=root,
-        name="mixed",
-    )
-    return Path(version.path)
 
 
 def free_port() -> int:
