@@ -448,6 +448,12 @@ class Reward:
     rejected_paths: tuple[str, ...] = ()
     wall_time: float = 0.0
     findings: tuple[str, ...] = ()  # the static scan's "path:line: what" (see verify.scan)
+    # Non-empty when the sandbox failed (the grading says nothing about the patch): the reward
+    # is 0 and must not be trained on; grade again.
+    error: str = ""
+    # The signal the test run died of (0: it exited, or timed out): a kill from outside looks
+    # the same as the code killing itself, so the reward service grades such a run again.
+    signal: int = 0
 
 
 @dataclass(**_FROZEN)

@@ -325,6 +325,10 @@ class LocalSandbox(Sandbox):
         reader.join(timeout=10)
         wall = time.monotonic() - start
         output, truncated = reader.text()
+        if not timed_out and proc.returncode < 0:
+            # bubblewrap itself was killed: nothing inside the sandbox can signal it (another
+            # uid, outside the run's PID namespace), so this came from outside.
+            raise SandboxError(f"the sandbox was killed from outside (signal {-proc.returncode})")
         return RunResult(
             exit_code=None if timed_out else proc.returncode,
             timed_out=timed_out,

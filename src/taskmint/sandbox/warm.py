@@ -243,17 +243,15 @@ class ForkServer:
                 raise WarmUnavailable(f"the fork server is gone: {exc}") from exc
             line = self._readline(spec.limits.wall_seconds + _GRACE)
             if line is None:
-                # No answer in time: the server itself is stuck or dead. Kill it and everything
-                # it started; the run counts as timed out if it ran out its limit.
+                # No answer in time: the server itself is stuck or dead (it enforces the run's
+                # wall limit and answers within the grace period, so a run that ran out its
+                # limit is answered as timed out). Kill it and everything it started. The run
+                # may have changed the workspace: no cold retry over it.
                 self.close()
                 if time.monotonic() - start >= spec.limits.wall_seconds:
-                    return RunResult(
-                        exit_code=None,
-                        timed_out=True,
-                        wall_time=time.monotonic() - start,
-                        output="",
+                    raise SandboxError(
+                        f"the fork server did not answer within the run's limit plus {_GRACE:g} s"
                     )
-                # The run may have changed the workspace: no cold retry over it.
                 raise SandboxError(f"the fork server died during a run: {self._log_tail()}")
             resp = json.loads(line)
             if resp.get("error"):
@@ -380,6 +378,13 @@ class WarmPool:
         for stale in [*evicted, *([server] if server is not None else [])]:
             stale.close()
         return result
+
+    def stats(self) -> dict[str, int]:
+        """Idle servers now, servers started, runs served warm, keys whose servers failed."""
+        with self._lock:
+            idle = sum(len(v) for v in self._idle.values())
+            broken = len(self._broken)
+        return {"idle": idle, "started": self.started, "served": self.served, "broken": broken}
 
     def close(self) -> None:
         """Stop every idle server."""

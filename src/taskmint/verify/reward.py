@@ -207,7 +207,7 @@ def grade_patch(
                 readonly=tuple(dict.fromkeys([*task.test_paths, *readonly])),
             )
         except SandboxError as exc:
-            return _zero(f"sandbox error: {exc}", len(expected), start, **common)
+            return _zero(f"sandbox error: {exc}", len(expected), start, error=str(exc), **common)
         changed = _digest(ws, readonly) != before
     finally:
         _remove_tree(ws)
@@ -239,7 +239,16 @@ def grade_patch(
         rejected_paths=rejected,
         wall_time=round(time.monotonic() - start, 3),
         findings=findings,
+        signal=_signal_of(report),
     )
+
+
+def _signal_of(report: RunReport) -> int:
+    """The signal an unfinished run died of (the sandboxes report 128 + N), else 0."""
+    code = report.exit_code
+    if report.complete or report.timed_out or code is None or not 128 < code < 160:
+        return 0
+    return code - 128
 
 
 def _remove_tree(root: Path) -> None:
