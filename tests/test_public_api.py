@@ -16,6 +16,7 @@ def test_public_api():
         "Environment",
         "PipelineConfig",
         "Reward",
+        "RewardClient",
         "SeedApp",
         "Task",
         "TaskmintError",

@@ -11,6 +11,7 @@ the CLI and the Prefect flows (`taskmint.flows`, extra `taskmint[flows]`) run.
 """
 
 from taskmint import pyast as _pyast  # noqa: F401  (installs the locked ast.parse)
+from taskmint.client import RewardClient
 from taskmint.config import PipelineConfig
 from taskmint.consumer import load_tasks, verify, workspace
 from taskmint.errors import TaskmintError
@@ -24,6 +25,7 @@ __all__ = [
     "Environment",
     "PipelineConfig",
     "Reward",
+    "RewardClient",
     "SeedApp",
     "Task",
     "TaskmintError",

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from taskmint.client import URL_ENV, RewardClient
 from taskmint.config import PipelineConfig, VerifyConfig
 from taskmint.envs import build_environment
 from taskmint.errors import DatasetError
@@ -23,6 +24,8 @@ from taskmint.sandbox.local import LocalSandbox
 from taskmint.verify.reward import grade_patch, policy_view
 
 __all__ = ["load_tasks", "runtime_for", "verify", "workspace"]
+
+_CLIENTS: dict[str, RewardClient] = {}
 
 
 def _cache(cache_dir: str | os.PathLike[str] | None) -> Path:
@@ -89,6 +92,7 @@ def verify(
     cache_dir: str | os.PathLike[str] | None = None,
     storage_options: dict[str, Any] | None = None,
     config: VerifyConfig | None = None,
+    reward_url: str | None = None,
 ) -> Reward:
     """The reward for `patch` (a `git diff` relative to the task's root) on `task`.
 
@@ -96,7 +100,19 @@ def verify(
     `runtime_for`); `sandbox` to the local bubblewrap sandbox; `limits` to the defaults with
     the seed's timeout; `config` to the default `VerifyConfig`. The grading itself is
     `taskmint.verify.grade_patch`, the one function every reward comes from.
+
+    With `reward_url` (or `TASKMINT_REWARD_URL` set, and no `seed`, `env` or `sandbox` given)
+    the patch is graded by that `taskmint serve-reward` service instead, through
+    `taskmint.RewardClient` (same reward, retried across overload and restarts); an empty
+    `reward_url` forces local grading.
     """
+    if reward_url is None and seed is None and env is None and sandbox is None:
+        reward_url = os.environ.get(URL_ENV) or None
+    if reward_url:
+        client = _CLIENTS.get(reward_url)
+        if client is None:
+            client = _CLIENTS[reward_url] = RewardClient(reward_url)
+        return client.verify(task.instance_id, patch)
     if seed is None or env is None:
         seed, env = runtime_for(task, cache_dir=cache_dir, storage_options=storage_options)
     return grade_patch(
