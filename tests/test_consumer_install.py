@@ -1,5 +1,6 @@
 """The consumer installs alone: `pip install taskmint` (no extras) into a fresh venv gives
-`load_tasks`, `workspace` and `verify`, and none of Prefect, Dask, docker or openai.
+`load_tasks`, `workspace`, `verify` and `RewardClient`, and none of Prefect, Dask, docker,
+openai, openenv, starlette or uvicorn.
 
 The wheel is built from this checkout and installed with pip (the package index must be
 reachable, as for `make setup`); the published version is the session's tiny dataset.
@@ -24,7 +25,10 @@ import importlib, json, sys, tempfile
 from pathlib import Path
 
 absent = {}
-for name in ("prefect", "prefect_dask", "dask", "distributed", "docker", "openai", "openenv"):
+for name in (
+    "prefect", "prefect_dask", "dask", "distributed", "docker", "openai", "openenv", "starlette",
+    "uvicorn",
+):
     try:
         importlib.import_module(name)
     except ImportError:
@@ -32,7 +36,7 @@ for name in ("prefect", "prefect_dask", "dask", "distributed", "docker", "openai
     else:
         absent[name] = False
 
-from taskmint import load_tasks, verify, workspace
+from taskmint import RewardClient, load_tasks, verify, workspace
 
 version, cache = sys.argv[1], sys.argv[2]
 streamed = list(load_tasks(version))
@@ -47,6 +51,7 @@ print(json.dumps({
     "gold": gold.reward,
     "empty": empty.reward,
     "empty_reason": empty.reason,
+    "client": RewardClient("http://127.0.0.1:9").url,
     "loaded_modules": sorted(m for m in sys.modules if m.split(".")[0] in absent),
 }))
 """
@@ -114,3 +119,20 @@ def test_pip_install_without_extras_gives_a_working_consumer(tiny_dataset, cache
     )
     assert serve.returncode == 2
     assert "pip install 'taskmint[openenv]'" in serve.stderr
+    assert out["client"] == "http://127.0.0.1:9"  # the reward service's client needs no extra
+    reward_service = subprocess.run(
+        [
+            taskmint,
+            "--output",
+            str(tmp_path / "out"),
+            "serve-reward",
+            "--dataset",
+            str(tiny_dataset),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert reward_service.returncode == 2
+    assert "pip install 'taskmint[serve]'" in reward_service.stderr

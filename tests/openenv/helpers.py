@@ -7,7 +7,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,14 +20,9 @@ from taskmint.consumer import workspace
 from taskmint.openenv import TaskmintAction, TaskmintEnv
 from taskmint.patches import apply_patch
 from taskmint.records import Task
+from tests.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ from taskmint.cli.production import (
     cmd_serve,
     cmd_serve_openenv,
 )
+from taskmint.cli.reward import cmd_serve_reward
 from taskmint.config import PipelineConfig, load_config
 from taskmint.errors import TaskmintError
 from taskmint.lifecycle import restore_signals, stop_on_signals, stop_requested
@@ -49,6 +50,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, PipelineConfig], int]] = {
     "verify": cmd_verify,
     "export": cmd_export,
     "serve-openenv": cmd_serve_openenv,
+    "serve-reward": cmd_serve_reward,
 }
 
 

@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_dataset(p)
 
     _add_openenv_command(sub, with_dataset)
+    _add_reward_command(sub)
     return parser
 
 
@@ -189,6 +190,40 @@ def _add_production_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     p.add_argument("--name", help="dataset name to publish under")
     p.add_argument("--workers", type=int, help="parallel sandboxes")
     _runner_options(p)
+
+
+def _add_reward_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve-reward",
+        help="serve verify over HTTP for training loops  [serve]",
+        description="Serve rewards over HTTP (uvicorn): POST /verify and /verify/batch grade "
+        "patches with the library's grading path, with bounded concurrency, a bounded queue "
+        "(429 + Retry-After when full), deadlines, retries on sandbox faults and results kept "
+        "by request_id; GET /tasks/{id}, /healthz, /metrics. SIGTERM drains. See "
+        "docs/reward-service.md.",
+    )
+    p.add_argument(
+        "--dataset",
+        type=Path,
+        action="append",
+        help="a dataset or version folder or fsspec URL; repeat for several "
+        "(default: the latest local version)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument("--token", help="require this bearer token (default: $TASKMINT_REWARD_TOKEN)")
+    p.add_argument("--concurrency", type=int, help="gradings at once (default: the cores)")
+    p.add_argument("--queue", type=int, help="gradings waiting at most (default 8 per grader)")
+    p.add_argument("--queue-per-env", type=int, help="gradings waiting at most per environment")
+    p.add_argument(
+        "--deadline", type=float, default=900.0, help="default request deadline (s, 900)"
+    )
+    p.add_argument("--max-patch-bytes", type=int, default=1 << 20, help="patch size limit (1 MiB)")
+    p.add_argument("--retries", type=int, default=2, help="regrades after a sandbox fault (2)")
+    p.add_argument("--no-warm-up", action="store_true", help="skip grading a gold patch per env")
+    p.add_argument("--state-dir", type=Path, help="where results are kept by request_id")
+    p.add_argument("--drain", type=float, default=120.0, help="seconds SIGTERM waits (120)")
+    p.add_argument("--log-level", default="warning", help="uvicorn's log level (warning)")
 
 
 def _add_openenv_command(
