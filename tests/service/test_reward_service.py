@@ -5,6 +5,7 @@ TASKMINT_REWARD_URL set; every reward is compared with the library's for the sam
 from __future__ import annotations
 
 import io
+import shutil
 import tarfile
 import threading
 import uuid
@@ -18,7 +19,14 @@ from taskmint import RewardClient
 from taskmint.client import RewardRequestError
 from taskmint.consumer import load_tasks, verify, workspace
 from taskmint.records import Task
-from tests.service.helpers import Server, comparable, http, running, wrong_patch
+from tests.service.helpers import (
+    Server,
+    comparable,
+    http,
+    running,
+    start_server,
+    wrong_patch,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -264,3 +272,14 @@ def test_bearer_token(tiny_dataset: Path, work_dir: Path, published_tasks: list[
         with pytest.raises(RewardRequestError):
             RewardClient(server.url).verify(task.instance_id, "")
         assert RewardClient(server.url, token="s3cret").verify(task.instance_id, "").reward == 0.0
+
+
+def test_a_corrupt_version_is_refused_at_start(tiny_dataset: Path, work_dir: Path, tmp_path: Path):
+    version = tmp_path / "tiny" / tiny_dataset.name
+    shutil.copytree(tiny_dataset, version)
+    shard = next(p for p in sorted(version.rglob("*.parquet")) if "environments" in str(p))
+    shard.write_bytes(shard.read_bytes()[:-10] + b"0123456789")  # same size, other bytes
+    server = start_server(version, work_dir, tmp_path / "corrupt.log", "--no-warm-up")
+    assert server.proc.wait(timeout=300) == 2
+    log = (tmp_path / "corrupt.log").read_text()
+    assert "does not match its sha256" in log, log

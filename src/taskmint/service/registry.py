@@ -1,10 +1,10 @@
 """The tasks a reward service grades: one or more dataset versions, checked, by instance id.
 
-Each version is resolved (a local folder or any fsspec URL), every shard is checked against the
-version's manifest before a row is used (`load_tasks(check=True)`), and its tasks are indexed
-by instance id. The same id in two versions is answered from the version the request names, or
-from the version loaded last when it names none. Each seed's snapshot and built test
-environment are resolved once (`taskmint.runtime_for`, cached on disk by hash) and kept.
+Each version is resolved (a local folder or any fsspec URL), every file of it is checked against
+the version's manifest (`verify_manifest`: sizes and sha256) before anything is served, and its
+tasks are indexed by instance id. The same id in two versions is answered from the version the
+request names, or from the version loaded last when it names none. Each seed's snapshot and
+built test environment are resolved once (`taskmint.runtime_for`, cached on disk by hash).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from taskmint.consumer import load_tasks, runtime_for
-from taskmint.publish.loader import resolve_version
+from taskmint.publish.loader import resolve_version, verify_manifest
 from taskmint.records import Environment, SeedApp, Task
 from taskmint.verify.reward import policy_view
 
@@ -57,6 +57,7 @@ class TaskRegistry:
         self._latest: dict[str, Loaded] = {}
         for dataset in datasets:
             ref = resolve_version(dataset, storage_options=storage_options)
+            verify_manifest(ref.url, storage_options=storage_options)
             tasks = load_tasks(ref.url, streaming=False, storage_options=storage_options)
             found = {t.instance_id: Loaded(t, ref.version, ref.url) for t in tasks}
             self.versions[ref.version] = ref.url
