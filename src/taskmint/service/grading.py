@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from taskmint.config import Limits, VerifyConfig
+from taskmint.errors import ManifestError
 from taskmint.records import Reward, Task
 from taskmint.sandbox.base import Sandbox
 from taskmint.service.metrics import Metrics, resident_bytes
@@ -57,7 +58,7 @@ __all__ = [
 class ServiceConfig:
     """The service's limits; the defaults are what `taskmint serve-reward` uses."""
 
-    concurrency: int = field(default_factory=lambda: os.cpu_count() or 2)
+    concurrency: int = field(default_factory=lambda: len(os.sched_getaffinity(0)) or 2)
     queue_size: int = 0  # 0: 8 per grader
     queue_per_env: int = 0  # 0: the whole queue
     deadline: float = 900.0  # seconds, when a request gives none
@@ -67,6 +68,16 @@ class ServiceConfig:
     retries: int = 2
     store_entries: int = 1_000_000
     warm_up: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("concurrency", "max_patch_bytes", "max_batch", "store_entries"):
+            if getattr(self, name) < 1:
+                raise ManifestError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+        for name in ("queue_size", "queue_per_env", "retries"):
+            if getattr(self, name) < 0:
+                raise ManifestError(f"{name} must be 0 or more, got {getattr(self, name)!r}")
+        if not 0 < self.deadline <= self.max_deadline:
+            raise ManifestError(f"deadline must be in (0, {self.max_deadline:g}] seconds")
 
     @property
     def queue_limit(self) -> int:
@@ -216,7 +227,6 @@ class RewardService:
         ]
         for worker in self._workers:
             worker.start()
-        self.started_rss = resident_bytes()
 
     # -- admission ------------------------------------------------------------------------------
 
