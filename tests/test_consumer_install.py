@@ -103,36 +103,14 @@ def test_pip_install_without_extras_gives_a_working_consumer(tiny_dataset, cache
     )
     assert refresh.returncode == 2
     assert "pip install 'taskmint[flows]'" in refresh.stderr
-    serve = subprocess.run(
-        [
-            taskmint,
-            "--output",
-            str(tmp_path / "out"),
-            "serve-openenv",
-            "--dataset",
-            str(tiny_dataset),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
-    assert serve.returncode == 2
-    assert "pip install 'taskmint[openenv]'" in serve.stderr
     assert out["client"] == "http://127.0.0.1:9"  # the reward service's client needs no extra
-    reward_service = subprocess.run(
-        [
-            taskmint,
-            "--output",
-            str(tmp_path / "out"),
-            "serve-reward",
-            "--dataset",
-            str(tiny_dataset),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
-    assert reward_service.returncode == 2
-    assert "pip install 'taskmint[serve]'" in reward_service.stderr
+    for command, extra in (("serve-openenv", "openenv"), ("serve-reward", "serve")):
+        served = subprocess.run(
+            [taskmint, "--output", str(tmp_path / "out"), command, "--dataset", str(tiny_dataset)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        assert served.returncode == 2, (command, served.stderr[-2000:])
+        assert f"pip install 'taskmint[{extra}]'" in served.stderr
