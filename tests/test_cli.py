@@ -29,6 +29,7 @@ def test_commands():
         "refresh",
         "serve",
         "serve-openenv",
+        "serve-reward",
         "show",
         "verify",
         "workspace",
