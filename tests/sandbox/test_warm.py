@@ -7,6 +7,7 @@ are the ones specific to a long-lived server that serves one run after another.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,25 @@ def test_a_server_that_cannot_start_falls_back_to_cold(tiny_env, tmp_path):
     result = box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)"))
     assert "RAN 42" in result.output
     assert box.warm.served == 0
+
+
+def test_a_failed_start_is_tried_again_after_a_while(tiny_env, tmp_path):
+    box = LocalSandbox(SandboxConfig(warm=True))
+    box.warm = WarmPool(
+        lambda *a: ["/bin/false", "--"],
+        spool_bytes=box.config.workspace_bytes,
+        retry_after=1.0,
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert "RAN 42" in box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)")).output
+    box.warm.make_argv = box.server_command  # the cause of the failure is gone
+    assert "RAN 42" in box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)")).output
+    assert box.warm.served == 0  # still cold within `retry_after`
+    time.sleep(1.1)
+    assert "RAN 42" in box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)")).output
+    assert box.warm.served == 1
+    box.warm.close()
 
 
 def test_a_suite_gives_the_same_outcomes_warm_and_cold(

@@ -305,7 +305,9 @@ class WarmPool:
     """Idle fork servers by key (interpreter, mounts, environment), started on demand.
 
     At most `max_idle` idle servers per key and `max_total` over all keys (the least recently
-    used key's servers are stopped first)."""
+    used key's servers are stopped first). A key whose server failed to start runs cold for
+    `retry_after` seconds, then tries a server again (a long-lived process, such as the reward
+    service, is not left cold for good by one start that was killed or timed out)."""
 
     def __init__(
         self,
@@ -313,13 +315,15 @@ class WarmPool:
         max_idle: int = 2,
         max_total: int = 12,
         spool_bytes: int = 0,
+        retry_after: float = 60.0,
     ) -> None:
         self.make_argv = make_argv
+        self.retry_after = retry_after
         self.spool_bytes = spool_bytes
         self.max_idle = max_idle
         self.max_total = max_total
         self._idle: dict[tuple[object, ...], list[ForkServer]] = {}
-        self._broken: set[tuple[object, ...]] = set()
+        self._broken: dict[tuple[object, ...], float] = {}  # key -> when its start failed
         self._lock = threading.Lock()
         self.started = 0  # servers started
         self.served = 0  # runs served warm
@@ -340,7 +344,8 @@ class WarmPool:
         """Run `spec` on an idle server of its key (starting one if none is idle)."""
         key = (spec.argv[0], spec.mounts, spec.env)
         with self._lock:
-            if key in self._broken:
+            failed = self._broken.get(key)
+            if failed is not None and time.monotonic() - failed < self.retry_after:
                 raise WarmUnavailable("fork servers for this environment failed to start")
             idle = self._idle.setdefault(key, [])
             server = idle.pop() if idle else None
@@ -356,7 +361,7 @@ class WarmPool:
                 )
             except WarmUnavailable:
                 with self._lock:
-                    self._broken.add(key)
+                    self._broken[key] = time.monotonic()
                 raise
             self.started += 1
         try:
