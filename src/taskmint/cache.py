@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # Part of every result key (`content_key`): a new value makes every stored result a miss.
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
 
 T = TypeVar("T")
 
@@ -61,6 +61,8 @@ VERDICT_FIELDS = frozenset(
         "models",  # the calibration models and the describe model (file contents too)
         "describe_model",
         "statement_style",
+        "statement_level",  # the level of problem_statement
+        "strength",  # the test-strength gate: its mutants and threshold
         "bands",
     }
 )
@@ -77,6 +79,7 @@ OTHER_FIELDS = frozenset(
         "min_body_lines",
         "strategies",
         "knobs",
+        "feature",  # the size of strategy `feature`'s candidates (their ids differ)
         "alert_webhook",
         "infra_error_threshold",
     }

@@ -16,11 +16,13 @@ from taskmint.records import StatementStyle, Strategy, as_strategy
 
 __all__ = [
     "MIN_PYTEST",
+    "FeatureSize",
     "Knobs",
     "KnobsError",
     "Limits",
     "PipelineConfig",
     "SandboxConfig",
+    "StrengthConfig",
     "VerifyConfig",
     "load_config",
 ]
@@ -150,6 +152,52 @@ class VerifyConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FeatureSize:
+    """The size of what strategy `feature` removes: inclusive (min, max) ranges of removed
+    lines, units (functions, methods, classes) and files; None on a side: unbounded."""
+
+    lines: Range = (100, 1500)
+    units: Range = (2, None)
+    files: Range = (2, None)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            rng = getattr(self, f.name)
+            if not isinstance(rng, tuple) or len(rng) != 2:
+                raise KnobsError(f"feature.{f.name} must be a (min, max) pair, got {rng!r}")
+            low, high = rng
+            if low is not None and high is not None and low > high:
+                raise KnobsError(f"feature.{f.name}: min {low} is above max {high}")
+
+    def admits(self, lines: int, units: int, files: int) -> bool:
+        """Whether a feature of these sizes is within every range."""
+        for (low, high), value in ((self.lines, lines), (self.units, units), (self.files, files)):
+            if (low is not None and value < low) or (high is not None and value > high):
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrengthConfig:
+    """The test-strength gate (see `taskmint.strength`): up to `mutants` mutants of each
+    accepted task's gold code are graded with its graded tests; a task whose mutation score
+    (killed / graded) is under `min_mutation_score` is rejected as `weak_tests`. `mutants = 0`
+    turns the gate off (rows then have a null score)."""
+
+    mutants: int = 12
+    min_mutation_score: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.mutants < 0:
+            raise ManifestError(f"strength.mutants must be 0 or more, got {self.mutants}")
+        if not 0.0 <= self.min_mutation_score <= 1.0:
+            raise ManifestError(
+                f"strength.min_mutation_score must be between 0 and 1, got "
+                f"{self.min_mutation_score}"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PipelineConfig:
     """Everything a refresh run needs; the embedded defaults are what `make demo` uses."""
 
@@ -179,6 +227,13 @@ class PipelineConfig:
     # name of a `[[model]]` of the calibration config to reword statements (None: templates)
     statement_style: StatementStyle = "spec"
     describe_model: str | None = None
+    # describe: 1 gives the removed interface (signatures, docstrings); 2 describes the
+    # feature's behaviour in product terms, the tests being the spec
+    statement_level: int = 1
+    # strategy `feature`: the size of what it removes
+    feature: FeatureSize = field(default_factory=FeatureSize)
+    # the test-strength gate, run on every accepted task
+    strength: StrengthConfig = field(default_factory=StrengthConfig)
     # Triage of a seed's original suite: the seed is kept when at least `min_tests` tests pass
     # every original run; a suite with more stable tests than `max_tests` is cut to a selection.
     min_tests: int = 1
@@ -211,6 +266,8 @@ class PipelineConfig:
             raise ManifestError(
                 f"statement_style must be 'spec' or 'issue', got {self.statement_style!r}"
             )
+        if self.statement_level not in (1, 2):
+            raise ManifestError(f"statement_level must be 1 or 2, got {self.statement_level!r}")
         if self.min_tests < 1 or self.max_tests < self.min_tests:
             raise ManifestError("need 1 <= min_tests <= max_tests")
 
@@ -254,6 +311,12 @@ def load_config(path: Path | None = None, **overrides: Any) -> PipelineConfig:
         )
     if "reference_solvers" in data:
         data["reference_solvers"] = tuple(data["reference_solvers"])
+    if isinstance(data.get("feature"), dict):
+        data["feature"] = FeatureSize(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in data["feature"].items()}
+        )
+    if isinstance(data.get("strength"), dict):
+        data["strength"] = StrengthConfig(**data["strength"])
     if isinstance(data.get("verify"), dict):
         data["verify"] = VerifyConfig(**data["verify"])
     known = {f.name for f in dataclasses.fields(PipelineConfig)}

@@ -71,6 +71,7 @@ VerdictStatus = Literal[
     "leak",  # the removed code is visible from inside the sandbox
     "excise_failed",  # the edit could not be made
     "leaky_description",  # no statement or hint could be written without the removed code
+    "weak_tests",  # the graded tests let too many mutants of the gold code pass
 ]
 
 
@@ -82,6 +83,7 @@ Strategy = Literal[
     "remove_class",
     "remove_block",
     "feature_cluster",
+    "feature",
     "remove_method",
 ]
 StatementStyle = Literal["spec", "issue"]
@@ -496,6 +498,14 @@ class Task:
     statement_source: str = "template"  # who wrote problem_statement: "template" or "llm:<model>"
     # FAIL_TO_PASS / PASS_TO_PASS ids held out of the policy's view (graded with the others)
     hidden_tests: tuple[str, ...] = ()
+    # 1: the statement gives the interface of what was removed (signatures, docstrings);
+    # 2: it describes the feature's behaviour in product terms, without the internals' names
+    statement_level: int = 1
+    # The test-strength gate: mutants of the gold code graded with the task's tests, and the
+    # share of them some graded test fails on (None: not measured)
+    mutation_score: float | None = None
+    mutants: int = 0
+    mutants_killed: int = 0
     # Where a loaded task came from (a dataset version URL); set by the loader, never published.
     origin: str = field(default="", compare=False)
 

@@ -23,7 +23,15 @@ from taskmint.cache import (
     content_key,
 )
 from taskmint.calibrate import DEFAULT_BANDS, fit_predictor
-from taskmint.config import Knobs, PipelineConfig, SandboxConfig, VerifyConfig, load_config
+from taskmint.config import (
+    FeatureSize,
+    Knobs,
+    PipelineConfig,
+    SandboxConfig,
+    StrengthConfig,
+    VerifyConfig,
+    load_config,
+)
 from taskmint.errors import ManifestError, PatchError, SandboxError, SandboxUnavailableError
 from taskmint.flows.deploy import load_specs
 from taskmint.pipeline import MintResult, SeedSummary
@@ -137,6 +145,9 @@ def _changed(tmp_path: Path) -> dict[str, object]:
         "knobs": Knobs(lines_removed=(5, None)),
         "models": models,
         "statement_style": "issue",
+        "statement_level": 2,
+        "feature": FeatureSize(lines=(50, 500)),
+        "strength": StrengthConfig(mutants=4, min_mutation_score=0.25),
         "describe_model": "rewriter",
         "min_tests": 2,
         "max_tests": 10,

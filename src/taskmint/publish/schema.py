@@ -81,6 +81,12 @@ COLUMN_DOCS: dict[str, str] = {
     "statement_spec": "The template statement written as a precise specification.",
     "statement_issue": "The template statement written as a user's issue report.",
     "statement_source": "Who wrote `problem_statement`: `template` or `llm:<model>`.",
+    "statement_level": "1: the statement gives the removed interface (signatures, docstrings); "
+    "2: it describes the feature's behaviour in product terms, without the internals' names.",
+    "mutation_score": "Share of the gold code's mutants that some graded test fails on (null: "
+    "not measured).",
+    "mutants": "Mutants of the gold code graded by the test-strength gate.",
+    "mutants_killed": "Of those, the mutants some graded test fails on.",
 }
 
 ENVIRONMENT_COLUMN_DOCS: dict[str, str] = {
