@@ -1,0 +1,714 @@
+"""Mutants of a task's gold code: small edits of the original tree inside the lines the task
+removed, each a byte-range replacement in one file that still compiles.
+
+The gold code is where the gold patch puts lines back (`gold_lines`). Inside it, and only inside
+function bodies (never a `def` line, a decorator, a default or a class body: what runs at
+import stays as it is), the operators are:
+
+- `compare`: a comparison flipped to its negation (`<` -> `>=`, `==` -> `!=`, `in` -> `not in`,
+  `is` -> `is not`; JavaScript's `===` -> `!==` too);
+- `boolean`: `and` <-> `or` (`&&` <-> `||`), a `not` (`!`) dropped;
+- `constant`: a number shifted by one (0 -> 1, 1 -> 0, n -> n + 1), `True` <-> `False`;
+- `drop`: a statement that is not a plain assignment (a call, an augmented assignment, a
+  `raise`, a `del`, `break`/`continue`) replaced by `pass` (`;`);
+- `early_return`: a bare `return` before a body's first statement;
+- `swap_args`: a call's first two positional arguments swapped;
+- `branch`: an `if` (`elif`) condition made `False`, an `else` body emptied.
+
+Python is read with `ast` (its offsets are UTF-8 byte offsets), JavaScript with tree-sitter.
+A Python mutant must `compile`; a JavaScript one must parse without an error node.
+`sample_mutants` picks at most n of them, deterministic in a seed string (the task's id),
+spread over the operators first and over lines second.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from taskmint.index.python import SourceSkipped
+from taskmint.index.treesitter_grammars import language_of
+from taskmint.index.treesitter_grammars import parse as ts_parse
+from taskmint.pyast import parse as py_parse
+
+__all__ = [
+    "OPERATORS",
+    "Mutant",
+    "gold_lines",
+    "js_mutants",
+    "mutants_of",
+    "python_mutants",
+    "sample_mutants",
+]
+
+OPERATORS = ("compare", "boolean", "constant", "drop", "early_return", "swap_args", "branch")
+
+_PY_FLIP = {
+    "<": ">=",
+    ">=": "<",
+    ">": "<=",
+    "<=": ">",
+    "==": "!=",
+    "!=": "==",
+    "in": "not in",
+    "not in": "in",
+    "is": "is not",
+    "is not": "is",
+}
+_JS_FLIP = {
+    "<": ">=",
+    ">=": "<",
+    ">": "<=",
+    "<=": ">",
+    "==": "!=",
+    "!=": "==",
+    "===": "!==",
+    "!==": "===",
+}
+_PY_OP = re.compile(rb"not\s+in\b|is\s+not\b|<=|>=|==|!=|<|>|\bin\b|\bis\b")
+_SHOWN = 40  # characters of code a description quotes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mutant:
+    """One mutant: `replacement` over bytes [start, end) of `file` in the original tree.
+
+    `first`..`last` are the original lines whose execution can reveal it (the tests that ran
+    none of them cannot see it: test selection takes them as the edit's span); `line` is where
+    it is, for people."""
+
+    file: str
+    line: int
+    start: int
+    end: int
+    replacement: bytes
+    operator: str
+    before: str
+    after: str
+    first: int
+    last: int
+    unit: str = ""  # the enclosing function's qualified name
+
+    @property
+    def description(self) -> str:
+        """`path:line `before` -> `after``, or where a `return` was put."""
+        if self.operator == "early_return":
+            where = f" of {self.unit}" if self.unit else ""
+            return f"{self.file}:{self.line} `{self.after}` at the start{where}"
+        return f"{self.file}:{self.line} `{self.before}` -> `{self.after}`"
+
+    @property
+    def key(self) -> str:
+        """What identifies the mutant in its file."""
+        return f"{self.file}:{self.start}:{self.end}:{self.replacement!r}"
+
+    def apply(self, data: bytes) -> bytes:
+        """The mutated file, from the original's bytes."""
+        return data[: self.start] + self.replacement + data[self.end :]
+
+
+def _shown(text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    one = " ".join(text.split())
+    return one if len(one) <= _SHOWN else one[: _SHOWN - 3] + "..."
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+def gold_lines(patch: str) -> dict[str, set[int]]:
+    """File -> the lines of the ORIGINAL tree that the gold patch (broken -> original) adds:
+    the gold code, in the original's line numbers."""
+    out: dict[str, set[int]] = {}
+    path: str | None = None
+    line = 0
+    for raw in patch.splitlines():
+        if raw.startswith("diff --git "):
+            path = None
+            continue
+        if raw.startswith("+++ "):
+            target = raw[4:].split("\t")[0].strip()
+            path = None if target == "/dev/null" else target.removeprefix("b/")
+            continue
+        if raw.startswith("--- "):
+            continue
+        m = _HUNK.match(raw)
+        if m:
+            line = int(m.group(1))
+            continue
+        if path is None or not raw:
+            if path is not None:
+                line += 1
+            continue
+        tag = raw[0]
+        if tag == "+":
+            out.setdefault(path, set()).add(line)
+            line += 1
+        elif tag == " ":
+            line += 1
+    return out
+
+
+def _line_starts(data: bytes) -> list[int]:
+    starts = [0]
+    for i, byte in enumerate(data):
+        if byte == 10:
+            starts.append(i + 1)
+    return starts
+
+
+# -- Python ------------------------------------------------------------------------------------
+
+
+class _Py:
+    """The Python mutants of one file, restricted to `lines`."""
+
+    def __init__(self, path: str, data: bytes, lines: set[int]) -> None:
+        self.path = path
+        self.data = data
+        self.lines = lines
+        self.starts = _line_starts(data)
+        self.out: list[Mutant] = []
+
+    def off(self, line: int, col: int) -> int:
+        return self.starts[line - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (
+            self.off(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.off(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+        )
+
+    def inside(self, first: int, last: int) -> bool:
+        return all(n in self.lines for n in range(first, last + 1))
+
+    def add(
+        self,
+        start: int,
+        end: int,
+        replacement: bytes,
+        operator: str,
+        stmt: ast.stmt,
+        unit: str,
+        *,
+        first: int | None = None,
+        last: int | None = None,
+    ) -> None:
+        line = self.data.count(b"\n", 0, start) + 1
+        end_line = self.data.count(b"\n", 0, max(start, end - 1)) + 1 if end > start else line
+        if not self.inside(line, end_line):
+            return
+        before = self.data[start:end]
+        if before == replacement:
+            return
+        self.out.append(
+            Mutant(
+                file=self.path,
+                line=line,
+                start=start,
+                end=end,
+                replacement=replacement,
+                operator=operator,
+                before=_shown(before) or "",
+                after=_shown(replacement),
+                first=first if first is not None else min(stmt.lineno, line),
+                last=last if last is not None else max(end_line, line),
+                unit=unit,
+            )
+        )
+
+    def run(self, tree: ast.Module) -> list[Mutant]:
+        for func, qual in _functions(tree):
+            body = list(func.body)
+            if body and _is_docstring(body[0]):
+                body = body[1:]
+            if not body:
+                continue
+            first = body[0]
+            start = self.off(first.lineno, first.col_offset)
+            indent = self.data[self.starts[first.lineno - 1] : start]
+            if indent.strip() == b"":
+                self.add(
+                    start,
+                    start,
+                    b"return\n" + indent,
+                    "early_return",
+                    first,
+                    qual,
+                    first=first.lineno,
+                    last=first.lineno,
+                )
+            for stmt in body:
+                self.statement(stmt, qual)
+        return self.out
+
+    def statement(self, stmt: ast.stmt, unit: str) -> None:
+        """Every mutant of `stmt` and the statements and expressions inside it."""
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return  # a nested definition's body is visited as a function of its own
+        if isinstance(
+            stmt,
+            ast.Expr | ast.AugAssign | ast.Raise | ast.Delete | ast.Break | ast.Continue,
+        ) and not _is_docstring(stmt):
+            start, end = self.span(stmt)
+            pad = b"\n" * (stmt.end_lineno - stmt.lineno)  # type: ignore[operator]
+            self.add(start, end, b"pass" + pad, "drop", stmt, unit, last=stmt.end_lineno)
+        if isinstance(stmt, ast.If):
+            self.branch(stmt, unit)
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.stmt):
+                self.statement(child, unit)
+            elif isinstance(child, ast.expr):
+                self.expression(child, stmt, unit)
+        for handler in getattr(stmt, "handlers", ()):
+            for child in handler.body:
+                self.statement(child, unit)
+        for case in getattr(stmt, "cases", ()):
+            for child in case.body:
+                self.statement(child, unit)
+
+    def branch(self, stmt: ast.If, unit: str) -> None:
+        start, end = self.span(stmt.test)
+        self.add(start, end, b"False", "branch", stmt, unit)
+        orelse = stmt.orelse
+        if not orelse:
+            return
+        head = self.off(orelse[0].lineno, orelse[0].col_offset)
+        if isinstance(orelse[0], ast.If) and self.data[head : head + 4] == b"elif":
+            return  # an elif chain: its own test is mutated instead
+        last = orelse[-1]
+        s = head
+        e = self.off(last.end_lineno, last.end_col_offset)  # type: ignore[arg-type]
+        pad = b"\n" * (last.end_lineno - orelse[0].lineno)  # type: ignore[operator]
+        self.add(
+            s,
+            e,
+            b"pass" + pad,
+            "branch",
+            stmt,
+            unit,
+            first=orelse[0].lineno,
+            last=last.end_lineno,
+        )
+
+    def expression(self, expr: ast.expr, stmt: ast.stmt, unit: str) -> None:
+        for node, in_index in _walk(expr):
+            if isinstance(node, ast.Compare):
+                self.compare(node, stmt, unit)
+            elif isinstance(node, ast.BoolOp):
+                self.boolop(node, stmt, unit)
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                start, end = self.span(node)
+                rest = self.data[start + 3 : end]
+                self.add(start, end, b"(" + rest + b")", "boolean", stmt, unit)
+            elif isinstance(node, ast.Constant) and not in_index:
+                self.constant(node, stmt, unit)
+            elif isinstance(node, ast.Call):
+                self.swap(node, stmt, unit)
+
+    def compare(self, node: ast.Compare, stmt: ast.stmt, unit: str) -> None:
+        left: ast.expr = node.left
+        for right in node.comparators:
+            gap_start = self.span(left)[1]
+            gap_end = self.span(right)[0]
+            gap = self.data[gap_start:gap_end]
+            found = list(_PY_OP.finditer(gap))
+            if len(found) == 1:
+                m = found[0]
+                op = b" ".join(m.group(0).split()).decode()
+                flipped = _PY_FLIP.get(op)
+                if flipped:
+                    self.add(
+                        gap_start + m.start(),
+                        gap_start + m.end(),
+                        flipped.encode(),
+                        "compare",
+                        stmt,
+                        unit,
+                    )
+            left = right
+
+    def boolop(self, node: ast.BoolOp, stmt: ast.stmt, unit: str) -> None:
+        word, other = (b"and", b"or") if isinstance(node.op, ast.And) else (b"or", b"and")
+        gap_start = self.span(node.values[0])[1]
+        gap_end = self.span(node.values[1])[0]
+        gap = self.data[gap_start:gap_end]
+        m = re.search(rb"\b" + word + rb"\b", gap)
+        if m:
+            self.add(gap_start + m.start(), gap_start + m.end(), other, "boolean", stmt, unit)
+
+    def constant(self, node: ast.Constant, stmt: ast.stmt, unit: str) -> None:
+        value = node.value
+        start, end = self.span(node)
+        if isinstance(value, bool):
+            self.add(start, end, b"False" if value else b"True", "constant", stmt, unit)
+        elif isinstance(value, int):
+            shifted = 1 if value == 0 else 0 if value == 1 else value + 1
+            self.add(start, end, str(shifted).encode(), "constant", stmt, unit)
+
+    def swap(self, node: ast.Call, stmt: ast.stmt, unit: str) -> None:
+        args = node.args
+        if len(args) < 2 or any(isinstance(a, ast.Starred) for a in args[:2]):
+            return
+        a0, a1 = self.span(args[0]), self.span(args[1])
+        t0, t1 = self.data[a0[0] : a0[1]], self.data[a1[0] : a1[1]]
+        if t0 == t1:
+            return
+        middle = self.data[a0[1] : a1[0]]
+        replacement = t1 + middle + t0
+        self.add(a0[0], a1[1], replacement, "swap_args", stmt, unit)
+
+
+def _walk(expr: ast.expr) -> Iterator[tuple[ast.AST, bool]]:
+    """`ast.walk` of an expression, leaving out f-strings (whose inner positions are not to be
+    trusted on every Python), with whether each node is inside a subscript's index or slice."""
+    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+    while stack:
+        node, in_index = stack.pop()
+        if isinstance(node, ast.JoinedStr):
+            continue
+        yield node, in_index
+        children = list(ast.iter_child_nodes(node))
+        for child in reversed(children):
+            index = in_index or (isinstance(node, ast.Subscript) and child is node.slice)
+            stack.append((child, index))
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def _functions(
+    tree: ast.AST, prefix: str = ""
+) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """Every function of the module with its qualified name (nested ones too)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            qual = f"{prefix}{node.name}"
+            yield node, qual
+            yield from _functions(node, f"{qual}.<locals>.")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.stmt):
+            yield from _functions(node, prefix)
+
+
+def _code_by_qualname(code: types.CodeType) -> dict[str, types.CodeType]:
+    out: dict[str, types.CodeType] = {}
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        out.setdefault(str(getattr(c, "co_qualname", c.co_name)), c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _scope(code: types.CodeType) -> tuple[object, ...]:
+    return (code.co_varnames, code.co_cellvars, code.co_freevars)
+
+
+def python_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+    """Every Python mutant of `data` inside `lines` that compiles, in file order.
+
+    A mutant that changes which names are local to its function (a dropped statement was the
+    only assignment of a name) gets the function's whole body as its span: every line of the
+    function may then behave differently."""
+    try:
+        tree = py_parse(data, path)
+        original = compile(data, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return []
+    found = _Py(path, data, lines).run(tree)
+    bodies = {qual: (f.body[0].lineno, f.end_lineno or f.lineno) for f, qual in _functions(tree)}
+    old_codes = _code_by_qualname(original)
+    out: list[Mutant] = []
+    seen: set[str] = set()
+    for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
+        if m.key in seen:
+            continue
+        seen.add(m.key)
+        try:
+            code = compile(m.apply(data), path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            continue
+        new = _code_by_qualname(code).get(m.unit)
+        old = old_codes.get(m.unit)
+        if new is None or old is None or _scope(new) != _scope(old):
+            first, last = bodies.get(m.unit, (m.first, m.last))
+            m = _widened(m, min(first, m.first), max(last, m.last))
+        out.append(m)
+    return out
+
+
+def _widened(m: Mutant, first: int, last: int) -> Mutant:
+    return Mutant(
+        file=m.file,
+        line=m.line,
+        start=m.start,
+        end=m.end,
+        replacement=m.replacement,
+        operator=m.operator,
+        before=m.before,
+        after=m.after,
+        first=first,
+        last=last,
+        unit=m.unit,
+    )
+
+
+# -- JavaScript (tree-sitter) ------------------------------------------------------------------
+
+_FUNCTIONS = {
+    "function_declaration",
+    "generator_function_declaration",
+    "method_definition",
+    "function_expression",
+    "function",
+    "arrow_function",
+    "generator_function",
+}
+_STATEMENTS = {
+    "expression_statement",
+    "throw_statement",
+    "break_statement",
+    "continue_statement",
+}
+
+
+def _row(node: Node) -> int:
+    return int(node.start_point.row) + 1
+
+
+def _end_row(node: Node) -> int:
+    return int(node.end_point.row) + 1
+
+
+_BLOCKS = {"statement_block", "program", "switch_case", "switch_default", "class_body"}
+
+
+def _statement_of(node: Node) -> Node:
+    """The statement `node` is part of (itself for a statement)."""
+    cur = node
+    while cur.parent is not None and cur.parent.type not in _BLOCKS:
+        cur = cur.parent
+    return cur
+
+
+def js_mutants(
+    path: str, data: bytes, lines: set[int], language: str = "javascript"
+) -> list[Mutant]:
+    """Every JavaScript (TypeScript) mutant of `data` inside `lines` whose tree parses without
+    an error node, in file order. Only code inside function bodies is mutated."""
+    try:
+        tree, _ = ts_parse(language, data, path)  # type: ignore[arg-type]
+    except (SourceSkipped, ValueError):
+        return []
+    found: list[Mutant] = []
+
+    def inside(first: int, last: int) -> bool:
+        return all(n in lines for n in range(first, last + 1))
+
+    def add(
+        node_start: int,
+        node_end: int,
+        replacement: bytes,
+        operator: str,
+        at: Node,
+        first: int | None = None,
+        last: int | None = None,
+    ) -> None:
+        line = data.count(b"\n", 0, node_start) + 1
+        end_line = data.count(b"\n", 0, max(node_start, node_end - 1)) + 1
+        if node_end <= node_start:
+            end_line = line
+        if not inside(line, end_line):
+            return
+        before = data[node_start:node_end]
+        if before == replacement:
+            return
+        stmt = _statement_of(at)
+        found.append(
+            Mutant(
+                file=path,
+                line=line,
+                start=node_start,
+                end=node_end,
+                replacement=replacement,
+                operator=operator,
+                before=_shown(before),
+                after=_shown(replacement),
+                first=first if first is not None else min(_row(stmt), line),
+                last=last if last is not None else max(end_line, line),
+            )
+        )
+
+    def visit(node: Node, in_body: bool) -> None:
+        kind = node.type
+        if kind in _FUNCTIONS:
+            body = node.child_by_field_name("body")
+            if body is not None and body.type == "statement_block":
+                stmts = [c for c in body.named_children if c.type != "comment"]
+                if stmts:
+                    s = stmts[0]
+                    add(
+                        s.start_byte,
+                        s.start_byte,
+                        b"return; ",
+                        "early_return",
+                        s,
+                        first=_row(s),
+                        last=_row(s),
+                    )
+            for child in node.children:
+                visit(child, in_body or (body is not None and child.id == body.id))
+            return
+        if in_body:
+            mutate(node)
+        for child in node.children:
+            visit(child, in_body)
+
+    def mutate(node: Node) -> None:
+        kind = node.type
+        if kind in _STATEMENTS:
+            expr = node.named_children[0] if node.named_children else None
+            if not (expr is not None and expr.type == "assignment_expression"):
+                add(node.start_byte, node.end_byte, b";", "drop", node)
+        elif kind == "binary_expression":
+            op = node.child_by_field_name("operator")
+            if op is not None:
+                text = data[op.start_byte : op.end_byte].decode()
+                if text in _JS_FLIP:
+                    add(op.start_byte, op.end_byte, _JS_FLIP[text].encode(), "compare", node)
+                elif text in ("&&", "||"):
+                    other = b"||" if text == "&&" else b"&&"
+                    add(op.start_byte, op.end_byte, other, "boolean", node)
+        elif kind == "unary_expression":
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            if op is not None and arg is not None and data[op.start_byte : op.end_byte] == b"!":
+                add(
+                    node.start_byte,
+                    node.end_byte,
+                    b"(" + data[op.end_byte : node.end_byte] + b")",
+                    "boolean",
+                    node,
+                )
+        elif kind == "number" and not (
+            node.parent is not None and node.parent.type == "subscript_expression"
+        ):
+            text = data[node.start_byte : node.end_byte].decode()
+            if re.fullmatch(r"\d+", text):
+                value = int(text)
+                shifted = 1 if value == 0 else 0 if value == 1 else value + 1
+                add(node.start_byte, node.end_byte, str(shifted).encode(), "constant", node)
+        elif kind in ("true", "false"):
+            add(
+                node.start_byte,
+                node.end_byte,
+                b"false" if kind == "true" else b"true",
+                "constant",
+                node,
+            )
+        elif kind == "call_expression":
+            args = node.child_by_field_name("arguments")
+            if args is not None and args.type == "arguments":
+                named = [c for c in args.named_children if c.type != "comment"]
+                if len(named) >= 2 and "spread_element" not in (named[0].type, named[1].type):
+                    a, b = named[0], named[1]
+                    ta, tb = data[a.start_byte : a.end_byte], data[b.start_byte : b.end_byte]
+                    if ta != tb:
+                        mid = data[a.end_byte : b.start_byte]
+                        add(a.start_byte, b.end_byte, tb + mid + ta, "swap_args", node)
+        elif kind == "if_statement":
+            cond = node.child_by_field_name("condition")
+            if cond is not None:
+                add(
+                    cond.start_byte,
+                    cond.end_byte,
+                    b"(false)",
+                    "branch",
+                    node,
+                    first=_row(node),
+                    last=_end_row(cond),
+                )
+            alt = node.child_by_field_name("alternative")
+            if alt is not None:
+                inner = [c for c in alt.named_children if c.type != "comment"]
+                if inner and inner[0].type != "if_statement":
+                    body = inner[0]
+                    add(
+                        body.start_byte,
+                        body.end_byte,
+                        b"{}",
+                        "branch",
+                        body,
+                        first=_row(body),
+                        last=_end_row(body),
+                    )
+
+    visit(tree.root_node, False)
+    out: list[Mutant] = []
+    seen: set[str] = set()
+    for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
+        if m.key in seen:
+            continue
+        seen.add(m.key)
+        try:
+            ts_parse(language, m.apply(data), path)  # type: ignore[arg-type]
+        except SourceSkipped:
+            continue
+        out.append(m)
+    return out
+
+
+# -- choosing ----------------------------------------------------------------------------------
+
+
+def mutants_of(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+    """The mutants of one file of the original tree inside `lines`, by its language (Python,
+    JavaScript, TypeScript; none for another language)."""
+    if path.endswith(".py"):
+        return python_mutants(path, data, lines)
+    language = language_of(path)
+    if language in ("javascript", "typescript"):
+        return js_mutants(path, data, lines, language)
+    return []
+
+
+def sample_mutants(mutants: list[Mutant], n: int, seed: str) -> list[Mutant]:
+    """At most `n` of `mutants`, the same ones for the same seed: the operators take turns (in
+    an order drawn from the seed), each giving a mutant on a line no chosen mutant is on while
+    it has one. The choice is returned in file order."""
+    if n <= 0 or not mutants:
+        return []
+    rng = random.Random(seed)
+    by_op: dict[str, list[Mutant]] = {}
+    for m in sorted(mutants, key=lambda m: (m.file, m.start, m.end, m.operator, m.replacement)):
+        by_op.setdefault(m.operator, []).append(m)
+    for pool in by_op.values():
+        rng.shuffle(pool)
+    order = sorted(by_op)
+    rng.shuffle(order)
+    chosen: list[Mutant] = []
+    used_lines: set[tuple[str, int]] = set()
+    while len(chosen) < n and any(by_op.values()):
+        for op in order:
+            pool = by_op[op]
+            if not pool or len(chosen) >= n:
+                continue
+            pick = next((m for m in pool if (m.file, m.line) not in used_lines), pool[0])
+            pool.remove(pick)
+            chosen.append(pick)
+            used_lines.add((pick.file, pick.line))
+    return sorted(chosen, key=lambda m: (m.file, m.start, m.end))
