@@ -397,6 +397,10 @@ def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_t
     assert "| tiny | stub_body | 4 | 3 | 0.75 |" in md
     assert f"| uncalibrated | {len(published_tasks)} |" in md
     assert "| rollouts | 12 |" in md and "wall time: 3.5 s" in md
+    scored = [t for t in published_tasks if t.mutation_score is not None]
+    assert f"- mutation score of {len(scored)} of {len(published_tasks)} tasks" in md
+    weak = [SeedSummary(seed="tiny", candidates=2, accepted=1, rejected={"weak_tests": 1})]
+    assert "- rejected as `weak_tests`: 1" in summary_markdown("run", weak, [], {}, 1.0, None)
 
 
 def test_prefect_yaml_defines_the_scheduled_refresh():

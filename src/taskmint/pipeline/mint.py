@@ -1,7 +1,8 @@
 """Minting one seed's candidates, in one fixed order: validate all of them (together where
-exact), scan the accepted ones for leaks, then describe each survivor and run the reference
-solvers on it. Every result is stored by content hash (`taskmint.cache`), so a rerun after a
-crash redoes no finished work; every per-candidate failure comes back as a verdict.
+exact), scan the accepted ones for leaks, measure the survivors' test strength (their mutants
+graded together), then describe each survivor, run the reference solvers on it and apply the
+test-strength gate. Every result is stored by content hash (`taskmint.cache`), so a rerun after
+a crash redoes no finished work; every per-candidate failure comes back as a verdict.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from taskmint.cache import ResultStore, config_fingerprint, content_key
 from taskmint.calibrate import calibrate_reference
-from taskmint.config import PipelineConfig
+from taskmint.config import PipelineConfig, StrengthConfig
 from taskmint.describe import Rewriter, describe, load_rewriter
-from taskmint.errors import TaskmintError
+from taskmint.errors import SandboxError, TaskmintError
 from taskmint.index.coverage import CoverageMap
 from taskmint.pipeline.failures import INFRA_RETRIES, failure_verdict
 from taskmint.pipeline.seed import PreparedSeed, test_command
@@ -28,6 +29,7 @@ from taskmint.pipeline.steps import step
 from taskmint.records import Candidate, Environment, Features, SeedApp, Task, Verdict
 from taskmint.sandbox import open_sandbox
 from taskmint.sandbox.base import Sandbox
+from taskmint.strength import GENERATOR_VERSION, GateItem, Strength, measure_strength, weak_reason
 from taskmint.validate import Baseline, validate_batch, validate_candidate
 from taskmint.validate.leak import scan_for_leaks
 from taskmint.verify import Grader
@@ -35,7 +37,9 @@ from taskmint.verify.hidden import choose_hidden
 
 __all__ = [
     "MintResult",
+    "apply_gate",
     "describe_and_reference",
+    "gate_candidates",
     "leaks_in",
     "mint_candidate",
     "mint_validated",
@@ -185,6 +189,112 @@ def scan_leaks(
     return found
 
 
+def _gate_item(candidate: Candidate, verdict: Verdict) -> GateItem:
+    """What the gate needs of an accepted candidate: its id, gold patch and graded tests."""
+    return GateItem(
+        key=candidate.candidate_id,
+        gold_patch=candidate.gold_patch,
+        graded=(*verdict.fail_to_pass, *verdict.pass_to_pass),
+    )
+
+
+def _strength_key(prepared: PreparedSeed, config: PipelineConfig, candidate_id: str) -> str:
+    return _key("strength", prepared, config, candidate_id, GENERATOR_VERSION)
+
+
+def _measure(
+    validated: Sequence[tuple[Candidate, Verdict]],
+    prepared: PreparedSeed,
+    config: PipelineConfig,
+    sandbox: Sandbox,
+) -> dict[str, Strength]:
+    """The candidates' strength, measured together in `sandbox`; stored unless no mutant
+    could be graded (a rerun measures those again)."""
+    found = measure_strength(
+        [_gate_item(c, v) for c, v in validated],
+        prepared.seed,
+        prepared.env,
+        prepared.baseline,
+        sandbox,
+        mutants=config.strength.mutants,
+        limits=config.sandbox.limits.with_wall(prepared.seed.manifest.timeout),
+        coverage=prepared.coverage,
+        workers=config.workers,
+    )
+    store = result_store(config)
+    for cid, strength in found.items():
+        if not strength.error:
+            store.put(_strength_key(prepared, config, cid), strength)
+    return found
+
+
+@step("strength", infra=True, tags=("sandbox",))
+def gate_candidates(
+    validated: Sequence[tuple[Candidate, Verdict]], prepared: PreparedSeed, config: PipelineConfig
+) -> dict[str, Strength]:
+    """Candidate id -> the test strength of each accepted, leak-free candidate (stored, or
+    measured for all of them together: one `validate_batch` over every mutant of the seed's
+    tasks, so they share collections). Nothing when the gate is off (`strength.mutants = 0`).
+    `mint_validated` applies the gate with these after the reference solvers; a candidate
+    missing here (a batch that failed) is measured alone there."""
+    if config.strength.mutants == 0 or not validated:
+        return {}
+    store = result_store(config)
+    out: dict[str, Strength] = {}
+    todo = []
+    for cand, verdict in validated:
+        hit, stored = store.get(_strength_key(prepared, config, cand.candidate_id))
+        if hit:
+            out[cand.candidate_id] = stored
+        else:
+            todo.append((cand, verdict))
+    if todo:
+        with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
+            out.update(_measure(todo, prepared, config, sandbox))
+    return out
+
+
+def apply_gate(result: MintResult, strength: Strength | None, config: StrengthConfig) -> MintResult:
+    """The minted result with the gate applied: the task's row gets the mutation score and
+    counts, and a task under `config.min_mutation_score` becomes a `weak_tests` verdict naming
+    surviving mutants. A task with no mutant to grade (`strength` None or empty) keeps a null
+    score."""
+    if result.task is None or strength is None or strength.score is None:
+        return result
+    score = strength.score
+    if score < config.min_mutation_score:
+        reason = weak_reason(strength, config.min_mutation_score)
+        return MintResult(
+            verdict=dataclasses.replace(result.verdict, status="weak_tests", reason=reason)
+        )
+    task = dataclasses.replace(
+        result.task, mutation_score=score, mutants=strength.graded, mutants_killed=strength.killed
+    )
+    return MintResult(verdict=result.verdict, task=task)
+
+
+def _strength_of(
+    candidate: Candidate,
+    verdict: Verdict,
+    prepared: PreparedSeed,
+    config: PipelineConfig,
+    sandbox: Sandbox,
+) -> Strength | None:
+    """The candidate's stored strength, else measured alone. Raises `SandboxError` when no
+    mutant could be graded (the step's retries, then a `sandbox_error` verdict, never
+    stored)."""
+    if config.strength.mutants == 0:
+        return None
+    hit, stored = result_store(config).get(_strength_key(prepared, config, candidate.candidate_id))
+    if hit:
+        found: Strength = stored
+        return found
+    strength = _measure([(candidate, verdict)], prepared, config, sandbox)[candidate.candidate_id]
+    if strength.error:
+        raise SandboxError(f"test-strength gate: {strength.error}")
+    return strength
+
+
 def _rewriter(config: PipelineConfig) -> Rewriter | None:
     """The statement rewriter the config names, or None (rewriting is optional: a config that
     names an unusable one keeps the template statements)."""
@@ -275,11 +385,13 @@ def describe_and_reference(
 def mint_validated(
     validated: tuple[Candidate, Verdict], prepared: PreparedSeed, config: PipelineConfig
 ) -> MintResult:
-    """Describe one validated, leak-free candidate (with its verdict) and run the reference
-    solvers on it (a stored result is reused)."""
+    """Describe one validated, leak-free candidate (with its verdict), run the reference
+    solvers on it and apply the test-strength gate (`gate_candidates` measured it; measured
+    here when it did not). A stored result is reused; a gate that could not grade any mutant
+    raises `SandboxError` (retried, then a `sandbox_error` verdict that is not stored)."""
     candidate, verdict = validated
     store = result_store(config)
-    key = _key("mint", prepared, config, candidate.candidate_id)
+    key = _key("mint", prepared, config, candidate.candidate_id, GENERATOR_VERSION)
     found, cached = store.get(key)
     if found:
         stored: MintResult = cached
@@ -295,6 +407,9 @@ def mint_validated(
         result = describe_and_reference(
             candidate, verdict, prepared.seed, prepared.env, config, grade, _rewriter(config)
         )
+        if result.task is not None:
+            strength = _strength_of(candidate, verdict, prepared, config, sandbox)
+            result = apply_gate(result, strength, config.strength)
     store.put(key, result)
     return result
 
@@ -309,9 +424,11 @@ def mint_candidate(
     coverage: CoverageMap | None = None,
     rewriter: Rewriter | None = None,
 ) -> MintResult:
-    """validate -> describe -> the reference solvers for one candidate, in `sandbox`, stored
-    nowhere: the whole of minting for a script, a benchmark or a test (the leak scan, which
-    looks at all of a seed's candidates at once, is `leaks_in`)."""
+    """validate -> describe -> the reference solvers -> the test-strength gate for one
+    candidate, in `sandbox`, stored nowhere: the whole of minting for a script, a benchmark or
+    a test (the leak scan, which looks at all of a seed's candidates at once, is `leaks_in`).
+    A gate that fails (no mutant could be graded, an exception) gives the failure's verdict
+    (`failure_verdict`)."""
     verdict = validate_candidate(
         candidate,
         seed,
@@ -331,4 +448,22 @@ def mint_candidate(
         limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
         config=config.verify,
     )
-    return describe_and_reference(candidate, verdict, seed, env, config, grade, rewriter)
+    result = describe_and_reference(candidate, verdict, seed, env, config, grade, rewriter)
+    if result.task is None or config.strength.mutants == 0:
+        return result
+    try:
+        strength = measure_strength(
+            [_gate_item(candidate, verdict)],
+            seed,
+            env,
+            baseline,
+            sandbox,
+            mutants=config.strength.mutants,
+            limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
+            coverage=coverage,
+        )[candidate.candidate_id]
+        if strength.error:
+            raise SandboxError(f"test-strength gate: {strength.error}")
+    except Exception as exc:  # one task's gate failure is its own
+        return MintResult(verdict=failure_verdict(candidate.candidate_id, exc))
+    return apply_gate(result, strength, config.strength)

@@ -4,8 +4,9 @@ here, Prefect tasks in `taskmint.flows`). One bad seed becomes an error line in 
 one bad candidate a verdict; the others go on.
 
 Per seed (`mint_seed`): prepare (`prepare_seed`) -> excise -> validate every candidate ->
-scan the accepted ones for leaks -> describe and run the reference solvers on each survivor
-(in parallel) -> calibrate the tasks against the configured models.
+scan the accepted ones for leaks -> grade the survivors' mutants (`gate_candidates`) ->
+describe, run the reference solvers and apply the test-strength gate on each survivor (in
+parallel) -> calibrate the tasks against the configured models.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from taskmint.excise import ExciseResult
 from taskmint.pipeline.alerts import alert_infra_rate
 from taskmint.pipeline.calibration import calibrate_seed, spend_of
 from taskmint.pipeline.failures import describe_error, failure_verdict, is_infrastructure_error
-from taskmint.pipeline.mint import MintResult, mint_validated, scan_leaks, validate_candidates
+from taskmint.pipeline.mint import (
+    MintResult,
+    gate_candidates,
+    mint_validated,
+    scan_leaks,
+    validate_candidates,
+)
 from taskmint.pipeline.progress import current
 from taskmint.pipeline.seed import PreparedSeed, describe_prepared, excise_seed, prepare_seed
 from taskmint.pipeline.steps import Executor, step
@@ -116,6 +123,12 @@ def mint_batch(
                 verdicts[c.candidate_id], status="leak", reason=f"removed code visible at {where}"
             )
     survivors = [c for c in accepted if c.candidate_id not in leaks]
+    try:  # the survivors' mutants graded together; `mint_validated` applies the gate
+        ex.call(
+            gate_candidates, [(c, verdicts[c.candidate_id]) for c in survivors], prepared, config
+        )
+    except Exception as exc:  # each is then measured alone in `mint_validated`
+        log.warning("[%s] test-strength batch failed: %s", seed, describe_error(exc))
     minted = ex.map(
         mint_validated, [(c, verdicts[c.candidate_id]) for c in survivors], prepared, config
     )

@@ -123,6 +123,25 @@ def band_counts(tasks: Iterable[Task]) -> dict[str, int]:
     return dict(sorted(Counter(t.band or "uncalibrated" for t in tasks).items()))
 
 
+def _strength_lines(summaries: Sequence[SeedSummary], tasks: Sequence[Task]) -> list[str]:
+    """The test-strength gate's part of the report: the tasks' mutation scores and the
+    candidates it rejected as `weak_tests` (nothing when the gate measured nothing)."""
+    scores = sorted(t.mutation_score for t in tasks if t.mutation_score is not None)
+    weak = sum(s.rejected.get("weak_tests", 0) for s in summaries)
+    if not scores and not weak:
+        return []
+    lines = ["", "## Test strength", ""]
+    if scores:
+        median = scores[len(scores) // 2]
+        lines.append(
+            f"- mutation score of {len(scores)} of {len(tasks)} tasks: median {median:.2f}, "
+            f"lowest {scores[0]:.2f}; mutants graded: {sum(t.mutants for t in tasks)}, "
+            f"killed: {sum(t.mutants_killed for t in tasks)}"
+        )
+    lines.append(f"- rejected as `weak_tests`: {weak}")
+    return lines
+
+
 def summary_markdown(
     title: str,
     summaries: Sequence[SeedSummary],
@@ -162,6 +181,7 @@ def summary_markdown(
         ]
         for s in notes:
             lines += [f"- **{s.seed}**: {line}" for line in s.report]
+    lines += _strength_lines(summaries, tasks)
     lines += ["", "## Bands", "", "| band | tasks |", "|---|---|"]
     lines += [f"| {band} | {n} |" for band, n in band_counts(tasks).items()]
     lines += ["", "## Spend", "", "| what | amount |", "|---|---|"]
