@@ -26,7 +26,7 @@ import pytest
 from prefect import flow
 
 from taskmint.cache import ResultStore
-from taskmint.config import PipelineConfig, SandboxConfig
+from taskmint.config import FeatureSize, PipelineConfig, SandboxConfig
 from taskmint.errors import ManifestError, SandboxError
 from taskmint.flows.harder_batch import run_harder_batch
 from taskmint.flows.refresh import refresh, run_refresh
@@ -149,6 +149,27 @@ def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(
     stopped = run_harder_batch(short, config)
     assert stopped.stop_reason == "budget" and len(stopped.tasks) < 50
     assert stopped.spend["rollouts"] >= 2
+
+
+def test_a_harder_batch_at_the_feature_levels_mints_whole_features_described_by_behaviour(
+    prefect_harness, work_dir, tiny_env
+):
+    config = _config(
+        _output(work_dir, "harder-feature"),
+        seeds_manifest=SEEDS / "shop.toml",
+        feature=FeatureSize(lines=(20, 400)),
+    )
+    band = {"reference/oracle": (1.0, 1.0), "reference/null": (0.0, 0.0)}
+    request = HarderRequest(
+        n=1, rates=band, start_level=5, max_level=5, max_rounds=1, dataset_name="features"
+    )
+    result = run_harder_batch(request, config)
+    assert result.stop_reason == "found", result.summaries
+    assert result.published is not None
+    (task,) = load_tasks(Path(result.published))
+    assert task.strategy == "feature" and task.statement_level == 2
+    assert task.features is not None and task.features.files == 2
+    assert "def " not in task.problem_statement
 
 
 # --- kill and resume; Dask ------------------------------------------------------------------

@@ -42,6 +42,7 @@ from taskmint.pipeline.harder import (
     HarderRequest,
     in_target,
     knobs_for,
+    level_config,
     next_level,
     over_budget,
     prefilter,
@@ -328,6 +329,25 @@ def test_knobs_turn_up_with_the_level_within_the_researchers_maxima():
     assert k3.units == (2.0, None) and k3.callers == (1.0, None)
     k1 = knobs_for(None, 1)
     assert k1 is not None and k1.lines_removed == (3.0, None) and k1.units == (1.0, None)
+
+
+def test_the_levels_move_to_behaviour_statements_and_then_to_whole_features():
+    config = PipelineConfig(feature=FeatureSize(lines=(100, 1500)))
+    request = HarderRequest(n=1, rates={"m": (0.0, 0.3)})
+    seen = {}
+    for level in range(1, 8):
+        c = level_config(config, level, request)
+        seen[level] = (c.statement_level, c.strategies == ("feature",), c.feature.lines[0])
+    assert seen[1] == seen[2] == (1, False, 100)
+    assert seen[3] == (2, False, 100)  # small edits, behaviour only
+    assert seen[4] == (1, True, 100)  # whole features, interface given
+    assert seen[5] == (2, True, 100)
+    assert seen[6] == (2, True, 200) and seen[7] == (2, True, 300)
+    capped = level_config(PipelineConfig(feature=FeatureSize(lines=(100, 250))), 7, request)
+    assert capped.feature.lines == (250, 250)  # never past the researcher's maximum
+    # a request that names its strategies keeps them; the statements still move up
+    mine = level_config(config, 6, dataclasses.replace(request, strategies=("stub_body",)))
+    assert mine.strategies == config.strategies and mine.statement_level == 2
 
 
 def test_the_target_and_the_next_level(published_tasks):

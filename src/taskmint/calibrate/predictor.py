@@ -32,6 +32,8 @@ def _raw(task: Task) -> dict[str, float]:
     row = {f"f:{k}": v for k, v in pairs}
     row[f"strategy={task.strategy}"] = 1.0
     row[f"language={task.language}"] = 1.0
+    # a level-2 statement (behaviour only) makes the same edit harder than a level-1 one
+    row["statement_level"] = float(getattr(task, "statement_level", 1))
     return row
 
 

@@ -112,6 +112,10 @@ class Facts:
     spans: tuple[tuple[str, int, int], ...] = ()
     # remove_class: the whole class went (False: the class stayed, most of its methods went)
     whole_class: bool = True
+    # the failing tests' own first docstring lines ((test id, line), a few) and the removed
+    # public names the failing test files use: what a level-2 statement is written from
+    test_docs: tuple[tuple[str, str], ...] = ()
+    entry_points: tuple[str, ...] = ()
 
     @property
     def main(self) -> UnitFacts:
@@ -184,8 +188,17 @@ def _units(candidate: Candidate, seed: SeedApp | None) -> tuple[UnitFacts, ...]:
         if candidate.strategy == "remove_class" and qual == _class_of(candidate):
             continue  # the class itself (JavaScript lists it as a unit)
         unit = by_qual.get((file, qual))
+        class_line = _class_header(candidate, qual) if unit is None else None
         if unit is not None:
             signature, doc, decorators = unit.signature, unit.docstring, unit.decorators
+        elif class_line is not None:  # strategy `feature` lists the classes it removed whole
+            doc = _class_docstring(seed, file, qual)
+            out.append(
+                UnitFacts(
+                    file=file, qualname=qual, kind="class", signature=class_line, docstring=doc
+                )
+            )
+            continue
         elif i == 0 and candidate.strategy != "remove_class":
             signature, doc, decorators = candidate.signature or qual, candidate.docstring, ()
         else:
@@ -219,6 +232,75 @@ def _units(candidate: Candidate, seed: SeedApp | None) -> tuple[UnitFacts, ...]:
         # the unit with the candidate's signature (the largest) first
         out.sort(key=lambda u: (u.signature != candidate.signature, u.file, u.qualname))
     return tuple(out)
+
+
+def _class_header(candidate: Candidate, qual: str) -> str | None:
+    """The header of class `qual` as the removed code writes it, if it removed the class."""
+    if candidate.strategy != "feature" or "." in qual:
+        return None
+    written = re.search(
+        rf"^[ \t]*((?:export\s+)?class\s+{re.escape(qual)}\b[^\n{{]*)", candidate.removed_code, re.M
+    )
+    return written.group(1).rstrip().rstrip(":").rstrip() if written else None
+
+
+def _class_docstring(seed: SeedApp | None, file: str, qual: str) -> str | None:
+    """The docstring of top-level class `qual` in the original `file` (Python)."""
+    if seed is None or not file.endswith(".py"):
+        return None
+    try:
+        tree = pyast.parse((Path(seed.root) / file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == qual:
+            return ast.get_docstring(node)
+    return None
+
+
+def _test_docs(tests: tuple[str, ...], seed: SeedApp | None) -> tuple[tuple[str, str], ...]:
+    """(test id, the first line of its docstring) for failing tests that have one."""
+    if seed is None:
+        return ()
+    wanted: dict[str, set[str]] = {}
+    for test in tests:
+        path, _, rest = test.partition("::")
+        wanted.setdefault(path, set()).add(rest.split("::")[-1].split("[")[0])
+    docs: dict[tuple[str, str], str] = {}
+    for path, names in wanted.items():
+        try:
+            tree = pyast.parse((Path(seed.root) / path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in names:
+                doc = ast.get_docstring(node)
+                if doc and doc.strip():
+                    docs[(path, node.name)] = doc.strip().splitlines()[0].strip()
+    out: list[tuple[str, str]] = []
+    for test in tests:
+        path, _, rest = test.partition("::")
+        doc = docs.get((path, rest.split("::")[-1].split("[")[0]))
+        if doc and all(doc != d for _, d in out):
+            out.append((test, doc))
+    return tuple(out[: _MAX_MESSAGES * 2])
+
+
+def _entry_points(
+    tests: tuple[str, ...], units: tuple[UnitFacts, ...], seed: SeedApp | None
+) -> tuple[str, ...]:
+    """The removed public names (classes, functions, methods) the failing test files use."""
+    if seed is None:
+        return ()
+    text = ""
+    for path in sorted({t.partition("::")[0] for t in tests}):
+        try:
+            text += (Path(seed.root) / path).read_text(encoding="utf-8") + "\n"
+        except (OSError, UnicodeDecodeError):
+            continue
+    used = set(_IDENT.findall(text))
+    names = [u.name for u in units if not u.name.startswith("_") and u.name in used]
+    return tuple(dict.fromkeys(names))
 
 
 _DEF_LINE = re.compile(
@@ -427,4 +509,6 @@ def gather_facts(
         removed_lines=sum(1 for ln in candidate.removed_code.splitlines() if ln.strip()),
         spans=candidate.spans,
         whole_class=_whole_class(candidate),
+        test_docs=_test_docs(verdict.fail_to_pass, seed) if candidate.language == "python" else (),
+        entry_points=_entry_points(verdict.fail_to_pass, units, seed),
     )

@@ -33,6 +33,7 @@ class Description:
     statement_issue: str = ""
     source: str = "template"  # "template" or "llm:<model name>"
     detail: int = 2  # the template detail level that passed the leak check
+    level: int = 1  # 1: the removed interface; 2: the behaviour in product terms
     ok: bool = True
     reason: str = ""  # why it was rejected (the first leaks), when not ok
 
@@ -50,13 +51,15 @@ def describe_facts(
     *,
     style: StatementStyle = "spec",
     rewriter: Rewriter | None = None,
+    level: int = 1,
 ) -> Description:
-    """Statements and hints for `facts`, leak-checked against `removed_code`."""
+    """Statements and hints for `facts` at statement `level` (see `template.statement_for`),
+    leak-checked against `removed_code`."""
     as_statement_style(style)  # ValueError for a style that is none
     checker = LeakChecker(removed_code, language=facts.language)
     first_leaks: list[str] = []
     for detail in DETAIL_LEVELS:
-        statements = {s: statement_for(facts, style=s, detail=detail) for s in STYLES}
+        statements = {s: statement_for(facts, style=s, detail=detail, level=level) for s in STYLES}
         hints = hints_for(facts, removed_code, detail=detail)
         texts = {f"{s} statement": t for s, t in statements.items()}
         texts.update({f"hint {i}": h for i, h in enumerate(hints, 1)})
@@ -66,7 +69,8 @@ def describe_facts(
             continue
         chosen, source = statements[style], "template"
         if rewriter is not None:
-            required = (facts.main.qualname, *facts.fail_to_pass[:1])
+            named = facts.main.qualname if level == 1 else ""
+            required = tuple(r for r in (named, *facts.fail_to_pass[:1]) if r)
             rewritten = rewriter.rewrite(chosen, style=style, required=required)
             if rewritten is not None and not _leaks(checker, {"rewritten statement": rewritten}):
                 chosen, source = rewritten, rewriter.source
@@ -78,6 +82,7 @@ def describe_facts(
             statement_issue=statements["issue"],
             source=source,
             detail=detail,
+            level=level,
         )
     return Description(
         statement="",
@@ -96,10 +101,14 @@ def describe(
     seed: SeedApp | None = None,
     style: StatementStyle = "spec",
     rewriter: Rewriter | None = None,
+    level: int = 1,
 ) -> Description:
     """The `describe` verb: a `Description` of an accepted candidate (never raises for leaks).
 
-    `seed` (the original snapshot) adds the callers and the docstrings of every removed unit.
+    `seed` (the original snapshot) adds the callers and the docstrings of every removed unit;
+    `level` 1 states the removed interface, 2 the behaviour in product terms.
     """
     facts = gather_facts(candidate, verdict, source_paths=source_paths, seed=seed)
-    return describe_facts(facts, candidate.removed_code, style=style, rewriter=rewriter)
+    return describe_facts(
+        facts, candidate.removed_code, style=style, rewriter=rewriter, level=level
+    )

@@ -21,10 +21,11 @@ from taskmint.describe.facts import Facts, UnitFacts
 from taskmint.describe.outline import outline
 from taskmint.records import STATEMENT_STYLES, StatementStyle, as_statement_style
 
-__all__ = ["HINT_LEVELS", "STYLES", "hints_for", "statement_for"]
+__all__ = ["HINT_LEVELS", "LEVELS", "STYLES", "behaviour_statement", "hints_for", "statement_for"]
 
 STYLES = STATEMENT_STYLES
 HINT_LEVELS = 4
+LEVELS = (1, 2)
 _MAX_TESTS_LISTED = 12
 _MAX_BEHAVIOURS = 6
 _MAX_NAMES = 12
@@ -104,6 +105,8 @@ def _title(facts: Facts, style: StatementStyle) -> str:
             return f"# The class `{qual}` is gone from `{main.file}`"
         if s == "remove_block":
             return f"# `{qual}` no longer handles every case"
+        if s == "feature":
+            return f"# The {_feature_name(facts)} feature is gone"
         return f"# A feature is broken: {len(facts.units)} functions raise NotImplementedError"
     if s == "stub_body":
         return f"# Implement `{qual}` in `{main.file}`"
@@ -115,6 +118,8 @@ def _title(facts: Facts, style: StatementStyle) -> str:
         return f"# Add the missing class `{qual}` to `{main.file}`"
     if s == "remove_block":
         return f"# Restore the missing behaviour of `{qual}` in `{main.file}`"
+    if s == "feature":
+        return f"# Implement the {_feature_name(facts)} feature again ({_files(facts)})"
     return f"# Implement a missing feature ({len(facts.units)} functions)"
 
 
@@ -151,6 +156,13 @@ def _intro(facts: Facts, style: StatementStyle) -> str:
                 f"`{qual}` ({_where(main)}) still runs, but part of what it should do no longer "
                 "happens: one block of its body (a branch, a loop or an exception handler) is "
                 "gone, and the tests below catch the difference."
+            )
+        if s == "feature":
+            return (
+                f"The project's {_feature_name(facts)} feature has been taken out: its code is "
+                f"gone from {_listing(_unit_files(facts), 6)} (what the rest of the project needs "
+                "is still there, some of it only as a stub), and the tests that exercise it fail. "
+                "Everything listed below needs to be written again."
             )
         return (
             "One feature of the project has lost its implementation: "
@@ -189,6 +201,14 @@ def _intro(facts: Facts, style: StatementStyle) -> str:
             "(a branch of an `if`, a loop, or an exception handler) is gone, so some of what it "
             "should do no longer happens. Find what is missing and restore it so that the test "
             "suite passes again."
+        )
+    if s == "feature":
+        return (
+            f"The {_feature_name(facts)} feature has been removed from the project: "
+            f"{_plural(len(facts.units), 'definition')} across {_listing(_unit_files(facts), 6)} "
+            "are gone or only raise a not-implemented error. The rest of the project still "
+            "imports. Write the feature again, with the interface below, so that the test suite "
+            "passes."
         )
     return (
         "One feature of the project has lost its implementation: these functions and methods "
@@ -279,9 +299,17 @@ def _rules(facts: Facts) -> list[str]:
     ]
 
 
-def statement_for(facts: Facts, *, style: StatementStyle = "spec", detail: int = 2) -> str:
-    """The problem statement in `style` ("spec" or "issue"), in Markdown."""
+def statement_for(
+    facts: Facts, *, style: StatementStyle = "spec", detail: int = 2, level: int = 1
+) -> str:
+    """The problem statement in `style` ("spec" or "issue"), in Markdown, at `level` (1: the
+    interface of what was removed; 2: the behaviour in product terms, see `behaviour_statement`).
+    """
     as_statement_style(style)  # ValueError for a style that is none
+    if level not in LEVELS:
+        raise ValueError(f"unknown statement level {level!r}; choose one of {LEVELS}")
+    if level == 2:
+        return behaviour_statement(facts, style=style, detail=detail)
     lines = [_title(facts, style), "", _intro(facts, style), ""]
     if style == "issue":
         lines += _tests_section(facts, detail, style)
@@ -293,6 +321,100 @@ def statement_for(facts: Facts, *, style: StatementStyle = "spec", detail: int =
         lines += _what_section(facts, detail)
         lines += _tests_section(facts, detail, style)
     lines += _rules(facts)
+    return "\n".join(lines)
+
+
+def _unit_files(facts: Facts) -> list[str]:
+    return list(dict.fromkeys(u.file for u in facts.units))
+
+
+def _files(facts: Facts) -> str:
+    return _plural(len(_unit_files(facts)), "file")
+
+
+def _feature_name(facts: Facts) -> str:
+    """A name for the feature, from the test file most of its failing tests are in."""
+    counts: dict[str, int] = {}
+    for test in facts.fail_to_pass:
+        stem = test.partition("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+        stem = re.sub(r"^test_?|_?tests?$|\.test$|\.spec$", "", stem) or stem
+        counts[stem] = counts.get(stem, 0) + 1
+    if not counts:
+        return facts.main.name
+    best = max(counts, key=lambda k: (counts[k], k))
+    return best.replace("_", " ").replace("-", " ").strip() or best
+
+
+def _first_sentence(doc: str) -> str:
+    text = " ".join(textwrap.dedent(doc).strip().split("\n\n")[0].split())
+    match = re.match(r"(.+?[.!?])(\s|$)", text)
+    return (match.group(1) if match else text)[:240]
+
+
+def behaviour_statement(facts: Facts, *, style: StatementStyle = "spec", detail: int = 2) -> str:
+    """A level-2 statement: what the missing code does for its users, in product terms, from
+    the removed code's docstrings (first sentences, at `detail` 1 and up) and the failing tests
+    (their names, docstrings and, at `detail` 2, messages). It gives no signature and names no
+    internal unit: only the removed public names that the failing tests themselves use. The
+    tests are the specification."""
+    as_statement_style(style)
+    name = _feature_name(facts)
+    files = _unit_files(facts)
+    if style == "issue":
+        title = f"# The {name} behaviour no longer works"
+        intro = (
+            f"Everything about {name} has stopped working: the tests that exercise it fail. Its "
+            f"code used to live in {_listing(files, 6)}; it needs to be built again."
+        )
+    else:
+        title = f"# Build the {name} behaviour"
+        intro = (
+            f"The project's {name} behaviour is missing: the code behind it is gone from "
+            f"{_listing(files, 6)}, and the tests that exercise it fail. Build it again, in "
+            "those files, so that they pass. The tests are the specification: read them first."
+        )
+    lines = [title, "", intro, ""]
+    public = [u for u in facts.units if not u.name.startswith("_")]
+    sentences = []
+    if detail >= 1:
+        for unit in public:
+            if unit.docstring and unit.docstring.strip():
+                sentence = _first_sentence(unit.docstring)
+                if sentence and sentence not in sentences:
+                    sentences.append(sentence)
+    lines += ["## What it does", ""]
+    if sentences:
+        lines += [f"- {s}" for s in sentences[: _MAX_BEHAVIOURS * 2]]
+    else:
+        lines.append("The removed code was not documented; the tests below say what it does.")
+    lines.append("")
+    if facts.entry_points:
+        lines += [
+            "## How it is reached",
+            "",
+            f"The tests use {_listing(list(facts.entry_points))}: these must exist again and "
+            "behave as the tests expect. Everything else (helpers, data structures, how the work "
+            "is split) is up to you.",
+            "",
+        ]
+    behaviours = list(dict.fromkeys(_behaviour(t) for t in facts.fail_to_pass))
+    docs = dict(facts.test_docs)
+    lines += ["## What the tests check", ""]
+    for test in facts.fail_to_pass[:_MAX_TESTS_LISTED]:
+        doc = docs.get(test)
+        lines.append(f"- {_behaviour(test)}" + (f": {doc}" if doc else ""))
+    if len(behaviours) > _MAX_TESTS_LISTED:
+        lines.append(f"- ... and {len(behaviours) - _MAX_TESTS_LISTED} more")
+    lines += ["", *_tests_section(facts, detail, style)]
+    lines += [
+        "## Rules",
+        "",
+        f"- Change only files under {', '.join(_code(p) for p in facts.source_paths)}.",
+        "- Do not edit, add or delete tests or test configuration: the tests are restored from "
+        "the original before grading, and tests outside the list above must keep passing.",
+        "- What the rest of the project uses still exists; keep it working.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -370,6 +492,7 @@ def _hint_algorithm(facts: Facts) -> str:
     what = {
         "remove_block": "The missing block",
         "feature_cluster": "Together, the missing bodies",
+        "feature": "Together, the missing code",
         "remove_class": "The class's methods",
     }.get(facts.strategy, "The original")
     return (

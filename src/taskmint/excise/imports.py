@@ -260,15 +260,25 @@ def importers(
     return out
 
 
-def import_time_reason(uses: ImportUses, name: str, spans: Sequence[tuple[int, int]]) -> str | None:
-    """Why removing top-level `name` would break importing (None: it would not)."""
+def import_time_reason(
+    uses: ImportUses,
+    name: str,
+    spans: Sequence[tuple[int, int]],
+    *,
+    allowed_importers: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why removing top-level `name` would break importing (None: it would not).
+
+    `allowed_importers`: files that may stop importing (strategy `feature`: the test files
+    whose every test belongs to the feature; their tests fail, which is the feature)."""
     if name in uses.exported:
         return f"{name} is listed in __all__ (`from {uses.file} import *` would fail)"
-    if name in uses.imported_by:
-        files = sorted(set(uses.imported_by[name]))
-        return f"{name} is imported by name in {', '.join(files[:3])}: importing would fail"
-    if "*" in uses.imported_by and not name.startswith("_") and not uses.exported:
-        return f"{name} is public and {uses.imported_by['*'][0]} star-imports this module"
+    blocking = sorted(set(uses.imported_by.get(name, ())) - allowed_importers)
+    if blocking:
+        return f"{name} is imported by name in {', '.join(blocking[:3])}: importing would fail"
+    stars = [f for f in uses.imported_by.get("*", ()) if f not in allowed_importers]
+    if stars and not name.startswith("_") and not uses.exported:
+        return f"{name} is public and {stars[0]} star-imports this module"
     outside = uses.uses_outside(name, spans)
     if outside:
         line, why = outside[0]

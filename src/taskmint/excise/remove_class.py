@@ -180,9 +180,16 @@ def class_removed_from(located: Located, qualname: str, *, mode: str) -> bytes:
 
 
 def check_class(
-    ctx: ExciseContext, file: str, qualname: str, mode: str, located: Located | None = None
+    ctx: ExciseContext,
+    file: str,
+    qualname: str,
+    mode: str,
+    located: Located | None = None,
+    *,
+    allowed_importers: frozenset[str] = frozenset(),
 ) -> str | None:
-    """None if class `qualname` of `file` can be edited in `mode`, else why it is skipped."""
+    """None if class `qualname` of `file` can be edited in `mode`, else why it is skipped
+    (`allowed_importers` as for `import_time_reason`)."""
     if file not in ctx.sources:
         return "source file was skipped"
     if located is None:
@@ -213,7 +220,12 @@ def check_class(
     for deco in decorator_names(node):
         if deco not in _SAFE_CLASS_DECORATORS:
             return f"decorated with @{deco}, which may register it at import"
-    return import_time_reason(ctx.import_uses(file), name, [(site.start_line, site.end_line)])
+    return import_time_reason(
+        ctx.import_uses(file),
+        name,
+        [(site.start_line, site.end_line)],
+        allowed_importers=allowed_importers,
+    )
 
 
 def _names(expr: cst.CSTNode) -> set[str]:

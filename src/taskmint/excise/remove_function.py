@@ -165,8 +165,15 @@ def removed_from(located: Located, qualname: str) -> bytes:
     return new
 
 
-def check_function(ctx: ExciseContext, unit: Unit, located: Located | None = None) -> str | None:
-    """None if `unit` can be removed, else the reason it is skipped (see the module doc)."""
+def check_function(
+    ctx: ExciseContext,
+    unit: Unit,
+    located: Located | None = None,
+    *,
+    allowed_importers: frozenset[str] = frozenset(),
+) -> str | None:
+    """None if `unit` can be removed, else the reason it is skipped (see the module doc;
+    `allowed_importers` as for `import_time_reason`)."""
     if unit.file not in ctx.sources:
         return "source file was skipped"
     if located is None:
@@ -210,7 +217,7 @@ def check_function(ctx: ExciseContext, unit: Unit, located: Located | None = Non
     if isinstance(owner, cst.Module):
         if name in _MODULE_HOOKS:
             return f"module-level {name} takes part in importing the module"
-        return import_time_reason(uses, name, spans)
+        return import_time_reason(uses, name, spans, allowed_importers=allowed_importers)
     assert isinstance(owner, cst.ClassDef)
     if owner.name.value != unit.qualname.split(".")[0] or not isinstance(
         site.ancestors[0], cst.Module

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from taskmint.config import FeatureSize
 from taskmint.excise.context import CandidateStream, ExciseContext, build_context
+from taskmint.excise.feature import candidates as feature
 from taskmint.excise.feature_cluster import candidates as feature_cluster
 from taskmint.excise.knobs import Knobs, matches
 from taskmint.excise.remove_block import candidates as remove_block
@@ -37,16 +39,22 @@ _STREAMS: dict[Strategy, _Candidates] = {
     "remove_class": remove_class,
     "remove_block": remove_block,
     "feature_cluster": feature_cluster,
+    "feature": feature,
 }
 # every Python strategy, in the order a mixed batch should try them
 STRATEGIES: tuple[Strategy, ...] = tuple(_STREAMS)
 DEFAULT_STRATEGIES = STRATEGIES
 
 
-def candidates_for(name: str, ctx: ExciseContext, *, rng: random.Random) -> CandidateStream:
-    """The candidate stream of strategy `name` (one of `STRATEGIES`; `LookupError` if not)."""
+def candidates_for(
+    name: str, ctx: ExciseContext, *, rng: random.Random, feature_size: FeatureSize | None = None
+) -> CandidateStream:
+    """The candidate stream of strategy `name` (one of `STRATEGIES`; `LookupError` if not);
+    `feature_size` bounds strategy `feature` (default `FeatureSize()`)."""
     if name not in STRATEGIES:
         raise LookupError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if name == "feature":
+        return feature(ctx, rng=rng, size=feature_size)
     return _STREAMS[as_strategy(name)](ctx, rng=rng)
 
 
@@ -68,15 +76,17 @@ def excise(
     strategies: tuple[Strategy, ...] = DEFAULT_STRATEGIES,
     knobs: Knobs | None = None,
     coverage: CoverageMap | None = None,
+    feature_size: FeatureSize | None = None,
 ) -> ExciseResult:
     """The `excise` verb: up to `max_candidates` candidates, taken in turn from each strategy.
 
     Python goes through libcst (`STRATEGIES`: stub a body, remove a function or method,
     remove a class or most of its methods, remove a block, stub a feature cluster found from
-    the coverage map); other languages through tree-sitter byte-range edits
-    (`excise.treesitter_candidates`). Each strategy's stream is seeded by `random_seed` and the
-    snapshot, so the same inputs give the same candidate ids. Candidates outside `knobs` are
-    dropped. An unknown strategy name raises `ValueError`.
+    the coverage map, remove a whole feature across files, sized by `feature_size`); other
+    languages through tree-sitter byte-range edits (`excise.treesitter_candidates`). Each
+    strategy's stream is seeded by `random_seed` and the snapshot, so the same inputs give the
+    same candidate ids. Candidates outside `knobs` are dropped. An unknown strategy name
+    raises `ValueError`.
     """
     strategies = tuple(as_strategy(s) for s in strategies)
     if knobs is not None and knobs.strategies is not None:
@@ -95,7 +105,12 @@ def excise(
         return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
     ctx = build_context(seed, index, coverage=coverage, min_body_lines=min_body_lines)
     streams: list[Iterator[Candidate | SkippedFile]] = [
-        candidates_for(name, ctx, rng=random.Random(f"{random_seed}:{seed.snapshot_id}:{name}"))
+        candidates_for(
+            name,
+            ctx,
+            rng=random.Random(f"{random_seed}:{seed.snapshot_id}:{name}"),
+            feature_size=feature_size,
+        )
         for name in strategies
     ]
     candidates: list[Candidate] = []

@@ -6,7 +6,10 @@ reference solvers `reference/null` and `reference/oracle` count as solvers, so a
 decide needs no model). Each round:
 
 1. excises candidates with the knobs turned up to the current level (`knobs_for`: more units,
-   larger line budgets, more callers, i.e. more central code), new ones only;
+   larger line budgets, more callers, i.e. more central code), new ones only; from level
+   `BEHAVIOUR_LEVEL` the statements are level 2 (behaviour, no signatures), and from
+   `FEATURE_LEVEL` the strategy is `feature` (whole features across files, larger with each
+   level), unless the request names its strategies (`level_config`);
 2. pre-filters them with the static difficulty predictor, when one is given (fitted on a
    calibrated dataset version) and the target is a band;
 3. validates and calibrates them (results stored by content hash, as in the refresh);
@@ -48,12 +51,15 @@ from taskmint.publish import load_tasks
 from taskmint.records import Candidate, Language, Strategy, Task
 
 __all__ = [
+    "BEHAVIOUR_LEVEL",
+    "FEATURE_LEVEL",
     "Budget",
     "HarderRequest",
     "HarderResult",
     "harder",
     "in_target",
     "knobs_for",
+    "level_config",
     "load_predictor",
     "next_level",
     "over_budget",
@@ -122,6 +128,29 @@ def _up(rng: tuple[float | None, float | None] | None, floor: float) -> tuple[fl
     if high is not None and new_low > high:
         new_low = high  # never past the researcher's own cap
     return (new_low, high)
+
+
+# From these knob levels on, statements describe behaviour only (level 2), and the strategy is
+# `feature`: levels 1-2 small edits, interface given; 3 small edits, behaviour only; 4 whole
+# features, interface given; 5 and up whole features, behaviour only; from 6 the minimum size
+# of a feature grows by its configured minimum a level (100, 200, 300... lines by default).
+BEHAVIOUR_LEVEL = 3
+FEATURE_LEVEL = 4
+
+
+def level_config(config: PipelineConfig, level: int, request: HarderRequest) -> PipelineConfig:
+    """The run's config at knob `level`: its statement level and, unless the request names its
+    strategies, the `feature` strategy with a larger minimum size at the highest levels."""
+    statement = 2 if level >= BEHAVIOUR_LEVEL and level != FEATURE_LEVEL else 1
+    changes: dict[str, Any] = {"statement_level": max(statement, config.statement_level)}
+    if level >= FEATURE_LEVEL and request.strategies is None:
+        low, high = config.feature.lines
+        floor = (low or 0) * (1 + max(0, level - FEATURE_LEVEL - 1))
+        if high is not None:
+            floor = min(floor, high)
+        changes["strategies"] = ("feature",)
+        changes["feature"] = dataclasses.replace(config.feature, lines=(floor, high))
+    return dataclasses.replace(config, **changes)
 
 
 def knobs_for(base: Knobs | None, level: int) -> Knobs | None:
@@ -202,6 +231,8 @@ def prefilter(
     predictor: DifficultyPredictor | None,
     band: str | None,
     min_probability: float,
+    *,
+    statement_level: int = 1,
 ) -> list[Candidate]:
     """Candidates the predictor gives at least `min_probability` of being in `band`.
 
@@ -210,7 +241,12 @@ def prefilter(
     if predictor is None or band is None or band not in predictor.classes or not candidates:
         return list(candidates)
     views: Any = [
-        SimpleNamespace(features=c.features, strategy=c.strategy, language=c.language)
+        SimpleNamespace(
+            features=c.features,
+            strategy=c.strategy,
+            language=c.language,
+            statement_level=statement_level,
+        )
         for c in candidates
     ]
     probs = predictor.probabilities(views)
@@ -269,12 +305,22 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
     stop: Literal["found", "budget", "rounds"] = "rounds"
     for round_no in range(request.max_rounds):
         levels.append(level)
-        knobs = knobs_for(request.knobs, level)
+        at_level = level_config(config, level, request)
+        # a whole feature's size is the feature size's business, and it has few callers by
+        # construction: the knobs turn up the small strategies only
+        whole = at_level.strategies == ("feature",)
+        knobs = request.knobs if whole else knobs_for(request.knobs, level)
         sides: list[int] = []
         for ready in prepared:
-            excised = ex.call(excise_seed, ready, config, knobs, round_no)
+            excised = ex.call(excise_seed, ready, at_level, knobs, round_no)
             fresh = [c for c in excised.candidates if c.candidate_id not in tried]
-            kept = prefilter(fresh, predictor, request.band, request.min_probability)
+            kept = prefilter(
+                fresh,
+                predictor,
+                request.band,
+                request.min_probability,
+                statement_level=at_level.statement_level,
+            )
             kept = kept[: request.candidates_per_round]
             log.info(
                 "[%s] round %d level %d: %d candidates, %d new, %d after the predictor",
@@ -289,7 +335,7 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
             if not kept:
                 continue
             strategies.update({c.candidate_id: c.strategy for c in kept})
-            results = mint_batch(ex, ready, kept, config)
+            results = mint_batch(ex, ready, kept, at_level)
             results_by_seed.setdefault(ready.seed.name, []).extend(results)
             tasks = [r.task for r in results if r.task is not None]
             if config.models is not None and tasks:

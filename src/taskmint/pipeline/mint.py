@@ -325,6 +325,7 @@ def describe_and_reference(
         seed=seed,
         style=config.statement_style,
         rewriter=rewriter,
+        level=config.statement_level,
     )
     if not description.ok:
         return MintResult(
@@ -363,6 +364,7 @@ def describe_and_reference(
         statement_spec=description.statement_spec,
         statement_issue=description.statement_issue,
         statement_source=description.source,
+        statement_level=description.level,
         hidden_tests=choose_hidden(
             verdict.fail_to_pass,
             verdict.pass_to_pass,

@@ -129,6 +129,7 @@ def excise_seed(
         strategies=config.strategies,
         knobs=knobs if knobs is not None else config.knobs,
         coverage=prepared.coverage,
+        feature_size=config.feature,
     )
 
 

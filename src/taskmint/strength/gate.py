@@ -41,6 +41,7 @@ __all__ = [
     "grade_mutants",
     "measure_strength",
     "mutant_candidate",
+    "mutant_result",
     "weak_reason",
 ]
 
@@ -71,6 +72,7 @@ class MutantResult:
     status: Literal["killed", "survived", "not_graded"]
     detail: str = ""
     wall_time: float = 0.0
+    key: str = ""  # the mutant's `Mutant.key`
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,11 +148,13 @@ def mutant_candidate(mutant: Mutant, seed: SeedApp) -> Candidate:
     )
 
 
-def _result(mutant: Mutant, verdict: Verdict, graded: set[str]) -> MutantResult:
+def mutant_result(mutant: Mutant, verdict: Verdict, graded: set[str]) -> MutantResult:
+    """What the mutant's verdict means for a task whose graded tests are `graded`."""
     common = {
         "description": mutant.description,
         "operator": mutant.operator,
         "wall_time": verdict.wall_time,
+        "key": mutant.key,
     }
     if verdict.status in _NOT_GRADED:
         reason = f"{verdict.status}: {verdict.reason}"[:300]
@@ -235,7 +239,7 @@ def measure_strength(
     out: dict[str, Strength] = {}
     for item in items:
         graded = set(item.graded)
-        results = tuple(_result(m, verdicts[m.key], graded) for m in chosen[item.key])
+        results = tuple(mutant_result(m, verdicts[m.key], graded) for m in chosen[item.key])
         error = ""
         if results and all(r.status == "not_graded" for r in results):
             error = f"no mutant could be graded: {results[0].detail}"
