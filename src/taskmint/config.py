@@ -219,6 +219,7 @@ class PipelineConfig:
         "remove_class",
         "remove_block",
         "feature_cluster",
+        "feature",
     )
     knobs: Knobs | None = None  # ranges on the candidates' static difficulty features
     # A calibration TOML (see docs/calibration.md); None: the reference solvers alone.
