@@ -99,6 +99,13 @@ def test_show_and_verify_print_json(tiny_dataset, tiny_tasks, tmp_path, capsys):
         == 0
     )
     assert json.loads(capsys.readouterr().out)["instance_id"] == task.instance_id
+    scored = next(t for t in tiny_tasks if t.mutation_score is not None)
+    show = ["--output", str(tmp_path), "show", scored.instance_id, "--dataset", str(tiny_dataset)]
+    assert main(show) == 0
+    assert (
+        f"test strength: mutation score {scored.mutation_score:.2f} ({scored.mutants_killed} of "
+        f"{scored.mutants} mutants of the gold code killed)"
+    ) in capsys.readouterr().out
     empty = tmp_path / "empty.diff"
     empty.write_text("")
     code = main(

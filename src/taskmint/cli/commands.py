@@ -74,6 +74,11 @@ def cmd_show(args: argparse.Namespace, config: PipelineConfig) -> int:
     print(f"{task.instance_id}  ({task.seed}, {task.language}, {task.strategy})")
     print(f"units: {', '.join(task.units)}")
     print(f"FAIL_TO_PASS: {len(task.FAIL_TO_PASS)}  PASS_TO_PASS: {len(task.PASS_TO_PASS)}")
+    if task.mutation_score is not None:
+        print(
+            f"test strength: mutation score {task.mutation_score:.2f} "
+            f"({task.mutants_killed} of {task.mutants} mutants of the gold code killed)"
+        )
     print()
     print(task.problem_statement)
     return 0
