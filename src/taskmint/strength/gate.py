@@ -17,6 +17,8 @@ graded.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,9 +30,11 @@ from taskmint.errors import SandboxError
 from taskmint.index.coverage import CoverageMap
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, Environment, Language, SeedApp, Verdict, stable_id
+from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Sandbox
 from taskmint.strength.mutants import Mutant, gold_lines, mutants_of, sample_mutants
 from taskmint.validate import Baseline, validate_batch
+from taskmint.validate.selection import select_tests
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -42,6 +46,7 @@ __all__ = [
     "measure_strength",
     "mutant_candidate",
     "mutant_result",
+    "mutant_wall",
     "weak_reason",
 ]
 
@@ -50,6 +55,12 @@ __all__ = [
 GENERATOR_VERSION = "1"
 _NOT_GRADED = frozenset({"sandbox_error", "excise_failed", "internal_error", "original_failed"})
 _SHOWN_SURVIVORS = 5  # surviving mutants a `weak_tests` reason names
+# A mutant's run may take `_SLACK` seconds plus `_FACTOR` times what its selected tests took on
+# the original (plus `_PER_FILE` per test file for a runner with a process per file), rounded up
+# to a half power of two: a mutant slower than that counts as killed by a timeout.
+_SLACK = 2.0
+_FACTOR = 3.0
+_PER_FILE = 0.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,6 +178,35 @@ def mutant_result(mutant: Mutant, verdict: Verdict, graded: set[str]) -> MutantR
     return MutantResult(status="survived", **common)  # type: ignore[arg-type]
 
 
+def mutant_wall(
+    cand: Candidate, seed: SeedApp, baseline: Baseline, coverage: CoverageMap | None
+) -> float | None:
+    """The longest a mutant's run may take (None: validation's own limit, for a mutant whose
+    selection or its tests' durations are not known): `_SLACK` + `_FACTOR` x its selected
+    tests' time on the original, rounded up to a half power of two.
+
+    Validation's limit for a run of a selection is 4x the original suite's wall time times the
+    selection's share plus 3 s, made for a removal whose breakage may hang; most mutants that
+    run long hang (a dropped increment in a loop), and at validation's limit they cost more
+    than all the other mutants together (the benchmark's `timeout` line). A slower mutant counts
+    as killed, which can only raise a score: never a `weak_tests` rejection."""
+    if coverage is None:
+        return None
+    selected = select_tests(cand, coverage, baseline.stable_passed, seed)
+    known = dict(baseline.durations)
+    if selected is None or not known or any(t not in known for t in selected):
+        return None
+    files = {t.split("::", 1)[0] for t in selected}
+    chosen = set(selected)
+    if adapter_for(seed.manifest).selects_whole_files:
+        chosen = {t for t in known if t.split("::", 1)[0] in files}
+        extra = _PER_FILE * len(files)
+    else:
+        extra = 0.0
+    wall = _SLACK + extra + _FACTOR * sum(known[t] for t in chosen)
+    return float(2 ** (math.ceil(2 * math.log2(wall)) / 2))
+
+
 def grade_mutants(
     mutants: Sequence[Mutant],
     seed: SeedApp,
@@ -183,21 +223,30 @@ def grade_mutants(
     unique: dict[str, Mutant] = {}
     for m in mutants:
         unique.setdefault(m.key, m)
-    cands = [mutant_candidate(m, seed) for m in unique.values()]
-    if not cands:
-        return {}
-    verdicts = validate_batch(
-        cands,
-        seed,
-        env,
-        baseline,
-        sandbox,
-        runs=1,
-        limits=limits,
-        coverage=coverage,
-        workers=workers,
-    )
-    return {key: v for key, v in zip(unique, verdicts, strict=True)}
+    # One batch per run limit (`mutant_wall`): the limit is the seed's manifest timeout, which
+    # validation's own limit never exceeds.
+    tiers: dict[float, list[tuple[str, Candidate]]] = {}
+    for key, m in unique.items():
+        cand = mutant_candidate(m, seed)
+        wall = mutant_wall(cand, seed, baseline, coverage)
+        cap = seed.manifest.timeout if wall is None else min(wall, seed.manifest.timeout)
+        tiers.setdefault(cap, []).append((key, cand))
+    out: dict[str, Verdict] = {}
+    for cap, pairs in sorted(tiers.items()):
+        capped = dataclasses.replace(seed, manifest=dataclasses.replace(seed.manifest, timeout=cap))
+        verdicts = validate_batch(
+            [c for _, c in pairs],
+            capped,
+            env,
+            baseline,
+            sandbox,
+            runs=1,
+            limits=limits,
+            coverage=coverage,
+            workers=workers,
+        )
+        out.update((key, v) for (key, _), v in zip(pairs, verdicts, strict=True))
+    return out
 
 
 def measure_strength(
