@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from taskmint.acquire.sources import load_seed_sources
 from taskmint.config import load_config
 from taskmint.pipeline.refresh import mint_batch
@@ -149,6 +151,7 @@ def _gate_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.timeout(6 * 3600)
 def test_feature_strategy() -> None:
     out = Path(os.environ.get("TASKMINT_BENCH_OUTPUT", ROOT / "output" / "bench-feature"))
     real = [n for n in os.environ.get("TASKMINT_BENCH_REAL", REAL).split(",") if n]

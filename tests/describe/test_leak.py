@@ -198,3 +198,39 @@ def test_mint_candidate_rejects_a_task_whose_description_leaks(
     assert result.task is None
     assert result.verdict.status == "leaky_description"
     assert "Do not edit" in result.verdict.reason
+
+
+def test_a_signature_over_several_lines_is_interface_even_when_the_code_does_not_parse():
+    # strategy `feature`: a stubbed body (indented) next to a whole function does not parse
+    code = (
+        "        total = 0\n"
+        "        return total\n"
+        "def scan(self, start: bytes,\n"
+        "         limit: Optional[int] = None,\n"
+        "         reverse: bool = False):\n"
+        "    found = compute_everything(start, limit)\n"
+        "    return found\n"
+    )
+    checker = LeakChecker(code)
+    signature = (
+        "def scan(self, start: bytes,\n    limit: Optional[int] = None,\n"
+        "    reverse: bool = False):"
+    )
+    assert checker.check(signature, where="statement") == []
+    body = checker.check("found = compute_everything(start, limit)", where="statement")
+    assert [leak.kind for leak in body] == ["line"]
+
+
+def test_a_line_that_only_opens_a_call_is_not_protected_but_its_arguments_are():
+    code = (
+        "def check(report, meta):\n"
+        "    report.problems.append(\n"
+        '        f"{meta.label}: sequence {meta.max_seq} beyond the manifest"\n'
+        "    )\n"
+    )
+    checker = LeakChecker(code)
+    assert checker.check("report.problems.append(...) ...", where="hint 4") == []
+    leaked = checker.check(
+        'f"{meta.label}: sequence {meta.max_seq} beyond the manifest"', where="s"
+    )
+    assert [leak.kind for leak in leaked] == ["line"]

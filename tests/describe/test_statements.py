@@ -107,7 +107,9 @@ def _failing_ids(seed: SeedApp, cand: Candidate, tests: dict[str, list[str]]) ->
 
 
 @pytest.fixture(scope="module")
-def bundled_descriptions(cache_dir, sandbox):
+def bundled_candidates(cache_dir, sandbox):
+    """(candidate, a verdict with the tests that name its units, seed) for every candidate of
+    the bundled seeds, every default strategy."""
     config = PipelineConfig()
     out = []
     for seed_dir in load_seed_list(SEED_LIST):
@@ -136,9 +138,44 @@ def bundled_descriptions(cache_dir, sandbox):
                 fail_to_pass=f2p,
                 failure_messages=((f2p[0], "NotImplementedError: not implemented"),),
             )
-            # one call makes both styles: `statement` is the spec, `statement_issue` the issue
-            out.append((cand, describe(cand, verdict, seed.manifest.source_paths, seed=seed)))
+            out.append((cand, verdict, seed))
     return out
+
+
+@pytest.fixture(scope="module")
+def bundled_descriptions(bundled_candidates):
+    # one call makes both styles: `statement` is the spec, `statement_issue` the issue
+    return [
+        (cand, describe(cand, verdict, seed.manifest.source_paths, seed=seed))
+        for cand, verdict, seed in bundled_candidates
+    ]
+
+
+def test_level_2_statements_describe_behaviour_without_signatures(bundled_candidates):
+    checked = Counter()
+    for cand, verdict, seed in bundled_candidates:
+        d = describe(cand, verdict, seed.manifest.source_paths, seed=seed, level=2)
+        assert d.ok and d.level == 2, (cand.units[0], d.reason)
+        for text in (d.statement, d.statement_spec, d.statement_issue):
+            assert "## What the tests check" in text and "## Rules" in text
+            # no signature of anything removed, and no private name
+            for ref in cand.units:
+                name = ref.partition("::")[2].split("#")[0].rsplit(".", 1)[-1]
+                shape = rf"\b(def|function|class)\s+{re.escape(name)}\s*[(:]"
+                assert not re.search(shape, text), (cand.units[0], name)
+                if name.startswith("_") and not name.startswith("__"):
+                    assert not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text), name
+            assert "(self" not in text
+        leaks = find_leaks(
+            cand.removed_code,
+            d.statement,
+            d.hints,
+            language=cand.language,
+            extra=(("spec", d.statement_spec), ("issue", d.statement_issue)),
+        )
+        assert leaks == [], (cand.units[0], [leak.describe() for leak in leaks])
+        checked[cand.strategy] += 1
+    assert checked["feature"] >= 3 and checked["stub_body"] >= 3, checked
 
 
 def test_every_candidate_of_the_bundled_seeds_gets_a_clean_description(bundled_descriptions):
@@ -154,6 +191,7 @@ def test_every_candidate_of_the_bundled_seeds_gets_a_clean_description(bundled_d
         "remove_class",
         "remove_block",
         "feature_cluster",
+        "feature",
     }, strategies
     rejected = [(c.units[0], d.reason) for c, d in bundled_descriptions if not d.ok]
     assert rejected == []

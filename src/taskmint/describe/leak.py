@@ -96,11 +96,24 @@ def _python_interface_lines(code: str) -> set[int] | None:
     return out
 
 
+def _depth(line: str) -> int:
+    """Brackets a line opens and does not close (strings are not told apart)."""
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+
+
 def _heuristic_interface_lines(lines: list[str]) -> set[int]:
+    """Docstrings and definition headers found line by line (code that does not parse as a
+    whole: several files' removed lines, stubbed bodies next to whole classes). A header whose
+    brackets stay open goes on to the line that closes them (a signature over several lines)."""
     out: set[int] = set()
     in_doc: str | None = None
+    open_header = 0
     for i, line in enumerate(lines):
         s = line.strip()
+        if open_header > 0:
+            out.add(i)
+            open_header += _depth(s)
+            continue
         if in_doc is not None:
             out.add(i)
             if in_doc in s:
@@ -114,12 +127,22 @@ def _heuristic_interface_lines(lines: list[str]) -> set[int]:
             continue
         if _HEADER.match(line):
             out.add(i)
+            open_header = max(0, _depth(s))
             continue
         if _JS_METHOD_HEAD.match(line):
             head = s.split("(")[0].split()[-1] if s.split("(")[0].split() else ""
             if head not in _CONTROL:
                 out.add(i)
     return out
+
+
+def _opens_call(toks: list[str]) -> bool:
+    """A line that only names what it calls or indexes, its arguments on the next lines
+    (`report.problems.append(`): it says no more than the outline's "calls
+    report.problems.append", so it is not protected on its own (its argument lines are)."""
+    if not toks or toks[-1] not in ("(", "["):
+        return False
+    return all(t == "." or re.fullmatch(r"[A-Za-z_$][\w$]*", t) for t in toks[:-1])
 
 
 class LeakChecker:
@@ -144,7 +167,7 @@ class LeakChecker:
                 continue
             toks = _line_key(stripped)
             key = " ".join(toks)
-            if len(toks) >= min_tokens:
+            if len(toks) >= min_tokens and not _opens_call(toks):
                 protected.setdefault(key, stripped)
             # a line that is one name (an argument of a call spread over lines, `file,`) says
             # nothing of the implementation; a signature in the statement may hold the same
