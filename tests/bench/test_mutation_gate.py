@@ -616,7 +616,7 @@ def test_mutation_gate_strength_cost_and_held_out() -> None:
     print("\nheld-out operators (tasks having one):", dict(sorted(held_ops.items())))
     print("\n## Smaller gates (the first k of each task's mutants, from the same runs)\n")
     print(
-        "| mutants | rejected at 0.5 | at 0.6 | at 0.7 | same verdict as 12 at 0.5 | "
+        f"| mutants | rejected at 0.5 | at 0.6 | at 0.7 | same verdict as {MUTANTS} at 0.5 | "
         "held-out survival passed / rejected at 0.5 | Spearman with held-out | mutant run s |"
     )
     print("|---:|---:|---:|---:|---:|---|---:|---:|")
