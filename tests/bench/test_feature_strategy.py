@@ -12,7 +12,8 @@ the mutation scores and the gate's rejections.
 Run: `make bench` (or this file alone). Knobs: TASKMINT_BENCH_OUTPUT (default
 output/bench-feature; its cache is reused), TASKMINT_BENCH_REAL (real projects from
 seed_apps/real_seeds.toml, comma-separated; "" for the bundled seeds alone),
-TASKMINT_BENCH_CANDIDATES (per seed, default 48: 8 per strategy).
+TASKMINT_BENCH_CANDIDATES (per seed, default 48: 8 per strategy), TASKMINT_BENCH_STRATEGIES
+(comma-separated; default: the config's).
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ def _gate_table(rows: list[dict[str, Any]]) -> str:
 def test_feature_strategy() -> None:
     out = Path(os.environ.get("TASKMINT_BENCH_OUTPUT", ROOT / "output" / "bench-feature"))
     real = [n for n in os.environ.get("TASKMINT_BENCH_REAL", REAL).split(",") if n]
+    strategies = os.environ.get("TASKMINT_BENCH_STRATEGIES", "")
     manifest = out / "seeds.toml"
     out.mkdir(parents=True, exist_ok=True)
     bundled = ROOT / "seed_apps"
@@ -173,6 +175,7 @@ def test_feature_strategy() -> None:
         seeds_manifest=manifest,
         max_candidates_per_seed=int(os.environ.get("TASKMINT_BENCH_CANDIDATES", "48")),
         workers=2,
+        **({"strategies": strategies.split(",")} if strategies else {}),
     )
     ex = LocalExecutor()
     rows: list[dict[str, Any]] = []

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from taskmint.config import FeatureSize, KnobsError, PipelineConfig, load_config
+from taskmint.excise import feature
 from taskmint.excise.context import build_context
 from taskmint.excise.feature import candidates, group_tests
 from taskmint.index import index_seed
@@ -78,7 +79,8 @@ def test_the_broken_tree_imports_and_the_rest_of_the_suite_passes(shop, sandbox)
     )
     assert verdict.accepted, verdict.reason
     assert {t.partition("::")[0] for t in verdict.fail_to_pass} == {GROUP}
-    assert len(verdict.fail_to_pass) == 7
+    assert len(verdict.fail_to_pass) == 9
+    assert len(verdict.pass_to_pass) == 12
     rest = {t.partition("::")[0] for t in verdict.pass_to_pass}
     assert rest == {"tests/test_cart.py", "tests/test_money.py"}
 
@@ -91,6 +93,17 @@ def test_the_size_bounds_what_is_offered(shop):  # type: ignore[no-untyped-def]
     assert why and "outside the feature size" in why[0]
     one_file = FeatureSize(lines=(20, 400), files=(3, None))
     assert _made(ctx, one_file)[0] == []
+
+
+def test_a_feature_most_of_the_suite_runs_is_no_feature(shop, monkeypatch):  # type: ignore[no-untyped-def]
+    ctx = shop[4]
+    # the discounts' code is run by the 9 discount tests of the 21: within half the suite
+    assert len(_made(ctx)[0]) == 1
+    monkeypatch.setattr(feature, "MAX_FAILING_SHARE", 0.25)
+    made, skipped = _made(ctx)
+    assert made == []
+    why = [s.reason for s in skipped if GROUP in s.path]
+    assert why and "9 of 21 tests run its code" in why[0], why
 
 
 def test_without_a_coverage_map_it_says_so(shop):  # type: ignore[no-untyped-def]

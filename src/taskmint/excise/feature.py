@@ -9,7 +9,8 @@ little. It is found from the per-test coverage map:
   the whole module, with what it alone uses in other files.
 - A unit (function or method) belongs to a group's feature when the run phase of some test of
   the group executed its body and at most `MAX_OUTSIDE_SHARE` of the tests that did are outside
-  the group (and no more than `max_outside` of them). Units whose body ran where every test may
+  the group, and no more than `max_outside` of them (default: 2% of the rest of the suite, at
+  least 1): the rest of the suite needs it little. Units whose body ran where every test may
   depend on it (import time, session fixtures: the map's -1) stay.
 - Private helpers come along: a unit whose name starts with `_`, that no test outside the
   group ran, and whose every caller in the seed is already in the feature.
@@ -17,6 +18,8 @@ little. It is found from the per-test coverage map:
   it breaks no import (see below); otherwise its methods in the feature go one by one.
 - When the feature is larger than the size allows, the least specific units are left out
   first (most outside tests, then smallest).
+- A feature whose code more than `MAX_FAILING_SHARE` of the suite runs is skipped: removing
+  it would fail most of the suite, which is not a feature.
 
 Each unit is removed (its `def` or `class` statement, as `remove_function` and `remove_class`
 do) when nothing imports it by name except test files whose every test is in the group (those
@@ -49,6 +52,7 @@ from taskmint.index.python import SourceSkipped
 from taskmint.records import Candidate, SkippedFile, Unit
 
 __all__ = [
+    "MAX_FAILING_SHARE",
     "MAX_MODULE_SHARE",
     "MAX_OUTSIDE_SHARE",
     "STRATEGY",
@@ -64,6 +68,8 @@ STRATEGY: Final = "feature"
 MAX_OUTSIDE_SHARE = 0.25
 # The most of the suite a module's tests may be for them to form a group of their own.
 MAX_MODULE_SHARE = 0.3
+# The most of the suite that may run the removed code: the rest must be the larger part.
+MAX_FAILING_SHARE = 0.5
 _ABSTRACT = ("overload", "typing.overload", "abstractmethod", "abc.abstractmethod")
 
 
@@ -153,11 +159,9 @@ def features(
 ) -> list[Feature]:
     """Every test group's feature with at least one unit, in group order (see the module doc).
 
-    `max_outside` (tests outside the group that may run a unit) defaults to a tenth of the
-    suite, at least 3.
+    `max_outside` (tests outside the group that may run a unit) defaults to 2% of the tests
+    outside the group, at least 1.
     """
-    if max_outside is None:
-        max_outside = max(3, len(cmap.tests) // 10)
     touching: dict[str, set[int]] = {}
     units: list[Unit] = []
     for unit in _outermost([u for u in ctx.index.units if u.file in ctx.sources]):
@@ -168,17 +172,19 @@ def features(
             continue
         touching[unit_key(unit)] = tests
         units.append(unit)
+    suite = len(cmap.tests)
     groups = dict(group_tests(cmap.tests))
     groups.update(module_groups(units, touching, len(cmap.tests)))
     out: list[Feature] = []
     for group, members in sorted(groups.items()):
         feature = Feature(group=group, tests=members)
+        limit = max_outside if max_outside is not None else max(1, (suite - len(members)) // 50)
         for unit in units:
             tests = touching[unit_key(unit)]
             if not tests & members:
                 continue
             outside = len(tests - members)
-            if outside > max_outside or outside > MAX_OUTSIDE_SHARE * len(tests):
+            if outside > limit or outside > MAX_OUTSIDE_SHARE * len(tests):
                 continue
             feature.units.append(unit)
             feature.outside[unit_key(unit)] = outside
@@ -219,6 +225,15 @@ def _allowed_importers(cmap: CoverageMap, members: frozenset[int]) -> frozenset[
         path = _path(test)
         per_file[path] = per_file.get(path, True) and i in members
     return frozenset(p for p, all_in in per_file.items() if all_in)
+
+
+def _reach(cmap: CoverageMap, units: Sequence[Unit]) -> int:
+    """How many tests run a body of `units`: the tests the removal can make fail (a class goes
+    whole only when no other test runs its other methods)."""
+    reached: set[int] = set()
+    for unit in units:
+        reached |= _touching(cmap, unit) or set()
+    return len(reached)
 
 
 def _line_cost(unit: Unit) -> int:
@@ -362,6 +377,14 @@ def candidates(
             if not units or key in seen:
                 continue
             seen.add(key)
+            reach = _reach(cmap, units)
+            if reach > MAX_FAILING_SHARE * len(cmap.tests):
+                yield SkippedFile(
+                    path=where,
+                    reason=f"{reach} of {len(cmap.tests)} tests run its code: more than "
+                    f"{MAX_FAILING_SHARE:.0%} of the suite would fail, not a feature",
+                )
+                continue
             plan = _plan(ctx, units, _allowed_importers(cmap, feature.tests), feature.tests)
             edits, keys, spans = _apply(ctx, plan)
             for file, new in edits.items():
