@@ -9,6 +9,7 @@ import pytest
 
 from taskmint.config import FeatureSize, PipelineConfig
 from taskmint.errors import ManifestError
+from taskmint.excise import feature
 from taskmint.excise.knobs import Knobs, KnobsError, matches
 from taskmint.excise.select import STRATEGIES, candidates_for
 from taskmint.index.coverage import CoverageMap
@@ -99,7 +100,9 @@ def test_call_graph_resolves_calls_by_name_and_attribute(tmp_path):
     assert "pkg/mod.py::fill" not in ctx.callers
 
 
-def test_every_strategy_records_the_same_features(tmp_path):
+def test_every_strategy_records_the_same_features(tmp_path, monkeypatch):
+    # the one test file is the whole suite: let its feature be all of it
+    monkeypatch.setattr(feature, "MAX_FAILING_SHARE", 1.0)
     lines = {
         2: (0,),
         3: (0,),
