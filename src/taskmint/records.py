@@ -72,6 +72,7 @@ VerdictStatus = Literal[
     "excise_failed",  # the edit could not be made
     "leaky_description",  # no statement or hint could be written without the removed code
     "weak_tests",  # the graded tests let too many mutants of the gold code pass
+    "too_broad",  # a whole feature whose removal fails most of the suite
 ]
 
 

@@ -3,6 +3,7 @@ of the `shop` fixture seed, validated in the real sandbox, described at both lev
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from taskmint.excise.context import build_context
 from taskmint.excise.feature import candidates, group_tests
 from taskmint.index import index_seed
 from taskmint.pipeline import mint_candidate
-from taskmint.records import Candidate, SkippedFile
+from taskmint.pipeline.mint import too_broad
+from taskmint.records import Candidate, SkippedFile, Verdict
 from taskmint.sandbox import LocalSandbox
 from taskmint.validate import validate_candidate
 from tests.conftest import LIMITS, with_coverage
@@ -148,3 +150,23 @@ def test_a_feature_task_at_each_statement_level(shop, sandbox, tmp_path, level):
         assert "`Coupon`" in text and "`parse_coupon`" in text  # what the tests use
         assert "percent coupon" in text  # a behaviour from a test's name
         assert "A fixed-amount coupon applies only from its minimum spend." in text
+
+
+def test_a_feature_whose_removal_fails_most_of_the_suite_is_too_broad(shop):  # type: ignore[no-untyped-def]
+    cand = _made(shop[4])[0][0]
+    tests = tuple(f"t.py::test_{i}" for i in range(10))
+    fine = Verdict(
+        candidate_id=cand.candidate_id,
+        status="accepted",
+        reason="",
+        fail_to_pass=tests[:5],
+        pass_to_pass=tests[5:],
+    )
+    assert too_broad(cand, fine) is fine  # half the suite: still a feature
+    broad = too_broad(
+        cand, dataclasses.replace(fine, fail_to_pass=tests[:6], pass_to_pass=tests[6:])
+    )
+    assert broad.status == "too_broad" and "fails 6 of 10 tests" in broad.reason
+    other = dataclasses.replace(cand, strategy="stub_body")
+    assert too_broad(other, broad) is broad  # only whole features are judged so
+    assert too_broad(other, dataclasses.replace(fine, fail_to_pass=tests[:9])).accepted

@@ -21,6 +21,7 @@ from taskmint.calibrate import calibrate_reference
 from taskmint.config import PipelineConfig, StrengthConfig
 from taskmint.describe import Rewriter, describe, load_rewriter
 from taskmint.errors import SandboxError, TaskmintError
+from taskmint.excise.feature import MAX_FAILING_SHARE
 from taskmint.index.coverage import CoverageMap
 from taskmint.pipeline.failures import INFRA_RETRIES, failure_verdict
 from taskmint.pipeline.seed import PreparedSeed, test_command
@@ -45,6 +46,7 @@ __all__ = [
     "mint_validated",
     "result_store",
     "scan_leaks",
+    "too_broad",
     "validate_candidates",
 ]
 
@@ -154,7 +156,28 @@ def validate_candidates(
             if verdict.status not in ("sandbox_error", "internal_error"):
                 store.put(_key("verdict", prepared, config, c.candidate_id), verdict)
             verdicts[c.candidate_id] = verdict
-    return verdicts
+    return {c.candidate_id: too_broad(c, verdicts[c.candidate_id]) for c in candidates}
+
+
+def too_broad(candidate: Candidate, verdict: Verdict) -> Verdict:
+    """A `feature` candidate's verdict, rejected as `too_broad` when its removal fails more
+    than `MAX_FAILING_SHARE` of the stable tests: the rest of the suite must be the larger part
+    (the strategy estimates this from the coverage map; import-time and indirect failures are
+    only seen here)."""
+    if candidate.strategy != "feature" or not verdict.accepted:
+        return verdict
+    failing, total = (
+        len(verdict.fail_to_pass),
+        len(verdict.fail_to_pass) + len(verdict.pass_to_pass),
+    )
+    if failing <= MAX_FAILING_SHARE * total:
+        return verdict
+    return dataclasses.replace(
+        verdict,
+        status="too_broad",
+        reason=f"removing the feature fails {failing} of {total} tests: more than "
+        f"{MAX_FAILING_SHARE:.0%} of the suite, not a feature",
+    )
 
 
 def leaks_in(
@@ -441,6 +464,7 @@ def mint_candidate(
         limits=config.sandbox.limits.with_wall(seed.manifest.timeout),
         coverage=coverage,
     )
+    verdict = too_broad(candidate, verdict)
     if not verdict.accepted:
         return MintResult(verdict=verdict)
     grade = Grader(
