@@ -230,6 +230,8 @@ def test_a_line_that_only_opens_a_call_is_not_protected_but_its_arguments_are():
     )
     checker = LeakChecker(code)
     assert checker.check("report.problems.append(...) ...", where="hint 4") == []
+    spread = LeakChecker("    run(\n        self._io.input,\n        self._io.output,\n    )\n")
+    assert spread.check("run(self._io.input, self._io.output)", where="hint 4") == []
     leaked = checker.check(
         'f"{meta.label}: sequence {meta.max_seq} beyond the manifest"', where="s"
     )

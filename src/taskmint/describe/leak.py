@@ -137,12 +137,13 @@ def _heuristic_interface_lines(lines: list[str]) -> set[int]:
 
 
 def _opens_call(toks: list[str]) -> bool:
-    """A line that only names what it calls or indexes, its arguments on the next lines
-    (`report.problems.append(`): it says no more than the outline's "calls
-    report.problems.append", so it is not protected on its own (its argument lines are)."""
-    if not toks or toks[-1] not in ("(", "["):
-        return False
-    return all(t == "." or re.fullmatch(r"[A-Za-z_$][\w$]*", t) for t in toks[:-1])
+    """A line that only names something: what it calls or indexes, its arguments on the next
+    lines (`report.problems.append(`), or one argument of a call spread over lines
+    (`self._io.output,`). It says no more than the outline's "calls report.problems.append",
+    so it is not protected on its own (lines that compute something are)."""
+    if toks and toks[-1] in ("(", "["):
+        toks = toks[:-1]
+    return bool(toks) and all(t == "." or re.fullmatch(r"[A-Za-z_$][\w$]*", t) for t in toks)
 
 
 class LeakChecker:
