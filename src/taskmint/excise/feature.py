@@ -43,6 +43,7 @@ from typing import Final
 from taskmint.config import FeatureSize
 from taskmint.excise.candidate import check_valid, make_candidate
 from taskmint.excise.context import ExciseContext, unit_key
+from taskmint.excise.feature_cluster import body_tests
 from taskmint.excise.remove_class import check_class, class_removed_from
 from taskmint.excise.remove_function import check_function, removed_from
 from taskmint.excise.stub_body import stub_body
@@ -118,18 +119,6 @@ def module_groups(
     }
 
 
-def _touching(cmap: CoverageMap, unit: Unit) -> set[int] | None:
-    """Tests whose run phase executed the unit's body; None when a body line is shared."""
-    per_line = cmap.lines.get(unit.file, {})
-    found: set[int] = set()
-    for line in range(unit.body_start_line, unit.end_line + 1):
-        idx = per_line.get(line, ())
-        if -1 in idx:
-            return None
-        found.update(idx)
-    return found
-
-
 @dataclass(slots=True, kw_only=True)
 class Feature:
     """A group's feature before it is cut: its units with their tests outside the group."""
@@ -167,7 +156,7 @@ def features(
     for unit in _outermost([u for u in ctx.index.units if u.file in ctx.sources]):
         if any(d.split("(")[0] in _ABSTRACT for d in unit.decorators):
             continue
-        tests = _touching(cmap, unit)
+        tests = body_tests(cmap, unit)
         if tests is None:
             continue
         touching[unit_key(unit)] = tests
@@ -232,7 +221,7 @@ def _reach(cmap: CoverageMap, units: Sequence[Unit]) -> int:
     whole only when no other test runs its other methods)."""
     reached: set[int] = set()
     for unit in units:
-        reached |= _touching(cmap, unit) or set()
+        reached |= body_tests(cmap, unit) or set()
     return len(reached)
 
 
@@ -309,7 +298,7 @@ def _runs_outside(ctx: ExciseContext, unit: Unit, members: frozenset[int]) -> bo
     cmap = ctx.coverage
     if cmap is None:
         return True
-    tests = _touching(cmap, unit)
+    tests = body_tests(cmap, unit)
     return tests is None or bool(tests - members)
 
 

@@ -29,7 +29,15 @@ from taskmint.index.coverage import CoverageMap
 from taskmint.index.python import SourceSkipped
 from taskmint.records import Candidate, SkippedFile, Unit
 
-__all__ = ["MAX_UNITS", "MIN_UNITS", "STRATEGY", "candidates", "clusters", "stub_units"]
+__all__ = [
+    "MAX_UNITS",
+    "MIN_UNITS",
+    "STRATEGY",
+    "body_tests",
+    "candidates",
+    "clusters",
+    "stub_units",
+]
 
 STRATEGY: Final = "feature_cluster"
 MIN_UNITS = 2
@@ -53,7 +61,7 @@ def _group(test_id: str) -> str:
     return f"{path}::{parts[0]}" if len(parts) > 1 else path
 
 
-def _touching(cmap: CoverageMap, unit: Unit) -> set[int] | None:
+def body_tests(cmap: CoverageMap, unit: Unit) -> set[int] | None:
     """Tests whose run phase executed the unit's body; None when a body line is shared."""
     per_line = cmap.lines.get(unit.file, {})
     found: set[int] = set()
@@ -85,7 +93,7 @@ def clusters(
             continue
         if any(d.split("(")[0] in _ABSTRACT for d in unit.decorators):
             continue
-        tests = _touching(cmap, unit)
+        tests = body_tests(cmap, unit)
         if tests:
             touching[unit_key(unit)] = tests
             eligible.append(unit)
