@@ -112,6 +112,38 @@ def test_the_scan_names_each_trick(line, what):
     assert findings[0].startswith("pkg/m.py:2: ")
 
 
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ('import { test } from "node:test";', "test runner"),
+        ("const env = { NODE_TEST_CONTEXT: 'child-v8' };", "test runner"),
+        ('import { spawnSync } from "node:child_process";', "runs processes"),
+        ("Readable.prototype.push = push;", "prototypes"),
+        ("R.prototype.emit = emit;", "prototypes"),
+        ('new Function("t", body + "//# sourceURL=" + url);', "another file"),
+        ('const s = new (require("node:inspector").Session)();', "debugger"),
+        ("fs.writeSync(4, line);", "descriptors"),
+        ("process.exit(0);", "exits"),
+    ],
+)
+def test_the_scan_names_each_javascript_trick(line, what):
+    findings = scan_patch(unified_diff("src/m.js", "x = 1;\n", f"x = 1;\n{line}\n"))
+    assert findings and any(what in f for f in findings), findings
+    assert findings[0].startswith("src/m.js:2: ")
+
+
+def test_the_scan_reads_javascript_past_a_hash_and_passes_plain_javascript():
+    honest = unified_diff(
+        "src/m.js",
+        "",
+        "export class Box {\n  #items = [];\n  has(k) { return Object.prototype.hasOwnProperty"
+        ".call(this.#items, k); }\n}\n",
+    )
+    assert scan_patch(honest) == ()
+    hidden = unified_diff("src/m.js", "", "export class A { #x = 1; go() { process.exit(0); } }\n")
+    assert any("exits" in f for f in scan_patch(hidden))
+
+
 def test_the_scan_ignores_plain_code_and_removed_lines():
     honest = unified_diff(
         "pkg/m.py",
