@@ -344,6 +344,9 @@ class RunReport:
     running_for: float = 0.0
     # "<plugin name>: <error>" of each pytest plugin of the environment that failed to load
     plugin_errors: tuple[str, ...] = ()
+    # why the runner found the run tampered with ("" if it did not): a test process's records
+    # that its reporter did not sign, canaries that came out wrong (the node harness)
+    tampered: str = ""
 
     def outcome_map(self) -> dict[str, Outcome]:
         """Test id -> outcome."""

@@ -22,13 +22,14 @@ from pathlib import Path
 import pytest
 
 from taskmint.harbor import export_harbor, run_trial, run_trials
-from taskmint.harbor.export import EXPORT_RECORD
+from taskmint.harbor.export import EXPORT_RECORD, NODE_HARNESS
 from taskmint.harbor.inside import grade as grader
 from taskmint.publish import load_tasks, publish
 from taskmint.records import Environment, SeedApp, Task
-from taskmint.runners.adapters import REPORT_FILE, RUNNER_DIR, NodeAdapter, inside_dir
+from taskmint.runners.adapters import REPORT_FILE, NodeAdapter, inside_dir
 from taskmint.runners.report import parse_node_report
 from taskmint.verify import grade
+from tests.verify.node_forgery import apply_to_text, forgery_patch, removed_exports
 
 NODE = shutil.which("node")
 
@@ -96,7 +97,6 @@ def test_javascript_tasks_export_on_the_node_environment_image(exported, tasks, 
     assert js_env.kind == "node" and js_image == f"taskmint-env:{js_env.env_id}"
     record = json.loads((exported[0].parent / EXPORT_RECORD).read_text())
     assert record["skipped"] == [] and sorted(record["exported"]) == sorted(tasks)
-    reporter = (inside_dir() / "node_reporter.mjs").read_bytes()
     for path in exported:
         task = tasks[path.name]
         assert task.language == "javascript"
@@ -104,10 +104,11 @@ def test_javascript_tasks_export_on_the_node_environment_image(exported, tasks, 
         assert config["metadata"]["language"] == "javascript"
         assert config["metadata"]["env_id"] == js_env.env_id
         assert f"FROM {js_image}\n" in (path / "environment" / "Dockerfile").read_text()
-        # the runner files are the node reporter alone, byte for byte taskmint's
+        # the runner files are the node harness alone, byte for byte taskmint's
         runner = path / "tests" / "runner"
-        assert sorted(p.name for p in runner.rglob("*") if p.is_file()) == ["node_reporter.mjs"]
-        assert (runner / "node_reporter.mjs").read_bytes() == reporter
+        assert sorted(p.name for p in runner.rglob("*") if p.is_file()) == sorted(NODE_HARNESS)
+        for name in NODE_HARNESS:
+            assert (runner / name).read_bytes() == (inside_dir() / name).read_bytes()
         spec = _spec(path)
         assert spec["runner"] == "node"
         assert spec["node"] == js_env.interpreter == os.path.realpath(NODE or "")
@@ -142,22 +143,16 @@ def test_the_node_image_holds_node_and_the_graders_python(js_image, js_env):
     assert proc.stdout.split() == [version.stdout.strip(), version.stdout.strip(), "ok"]
 
 
-def test_the_grader_runs_the_node_adapters_command(folder, js_seed, js_env):
-    """The grader's command line is `NodeAdapter.command`'s for the expected ids, but for the
-    reporter's folder (its own copy) and the destination (its standard output, out of band)."""
+def test_the_grader_runs_the_node_adapters_harness_input(folder, js_seed, js_env):
+    """The grader hands the node harness what `NodeAdapter.node_input` gives for the expected
+    ids, but for its own nonce and workspace (and the same command line: the harness over the
+    channel)."""
     spec = _spec(folder)
     ids = spec["expected"]
-    argv, env = NodeAdapter().command(js_seed.manifest, js_env, nonce="n", test_ids=tuple(ids))
-    ours = grader.node_command(spec, "/private/runner", ids)
-    reporter = f"--test-reporter={RUNNER_DIR}/node_reporter.mjs"
-    destination = f"--test-reporter-destination={REPORT_FILE}"
-    assert reporter in argv and destination in argv
-    swapped = {
-        reporter: "--test-reporter=/private/runner/node_reporter.mjs",
-        destination: "--test-reporter-destination=stdout",
-    }
-    assert ours == [swapped.get(a, a) for a in argv]
-    assert dict(spec["env"]) == {**dict(env), "TASKMINT_NONCE": ""}  # the grader's nonce
+    ours = grader.node_input(spec, "/private/ws", ids, "n2")
+    theirs = NodeAdapter().node_input(js_seed.manifest, js_env, nonce="n1", test_ids=tuple(ids))
+    assert ours == {**theirs, "nonce": "n2", "cwd": "/private/ws"}
+    assert dict(spec["env"]) == dict(NodeAdapter.base_env())
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -174,46 +169,62 @@ describe("outer", () => {
 """
 
 
+def _harness(ws: Path, report: Path, nonce: str, files: list[str], select: list[str] | None):
+    """A real run of the node harness on this machine (its file mode), as the adapter runs it."""
+    data = {
+        "nonce": nonce,
+        "node": NODE or "node",
+        "files": files,
+        "select": select,
+        "cwd": str(ws),
+        "env": [["PATH", "/usr/local/bin:/usr/bin:/bin"], ["HOME", str(ws)]],
+    }
+    (ws.parent / "input.json").write_text(json.dumps(data))
+    harness = str(inside_dir() / "node_runner.py")
+    subprocess.run(
+        [sys.executable, "-I", "-S", "-B", harness, str(report), str(ws.parent / "input.json")],
+        capture_output=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_node_report_reading_and_grading_are_taskmints(js_seed, tmp_path):
-    """A real report of taskmint's reporter (a failing test, a todo, twins, nested suites, a
-    file that does not load), then the same with a forged record and without its end: the
-    grader reads each as `parse_node_report` does, and grades as `verify.grade` does."""
+    """A real report of taskmint's node harness (a failing test, a todo, twins, nested suites,
+    a file that does not load, one whose records were forged), then the same with a forged
+    record and without its end: the grader reads each as `parse_node_report` does, and grades
+    as `verify.grade` does."""
     ws = tmp_path / "ws"
     shutil.copytree(js_seed.root, ws)
     src = ws / "src" / "strings.js"
     src.write_text(src.read_text().replace('.join("")', '.join("-")'))
     (ws / "test" / "extra.test.js").write_text(EXTRA_TESTS)
     (ws / "test" / "broken.test.js").write_text("import {;\n")
+    (ws / "test" / "forger.test.js").write_text(
+        'import { test } from "node:test";\nimport { writeSync } from "node:fs";\n'
+        'writeSync(4, "0".repeat(64) + \' {"seq":1,"type":"end","count":1}\\n\');\n'
+        'test("forged", () => {});\n'
+    )
     nonce = "0123abcd" * 4
     report = tmp_path / "report.jsonl"
-    subprocess.run(
-        [
-            NODE or "node",
-            "--test",
-            f"--test-reporter={inside_dir() / 'node_reporter.mjs'}",
-            f"--test-reporter-destination={report}",
-            "test/strings.test.js",
-            "test/extra.test.js",
-            "test/broken.test.js",
-        ],
-        cwd=ws,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "TASKMINT_NONCE": nonce, "HOME": str(ws)},
-        capture_output=True,
-        timeout=120,
-    )
+    files = [f"test/{n}.test.js" for n in ("strings", "extra", "broken", "forger")]
+    _harness(ws, report, nonce, files, None)
     real = report.read_text()
-    outcomes = parse_node_report(report, nonce).outcome_map()
+    parsed = parse_node_report(report, nonce)
+    outcomes = parsed.outcome_map()
     # the run gave every kind of record the grader must read
     assert set(outcomes.values()) == {"passed", "failed", "skipped"}, outcomes
-    assert '"type":"file_error"' in real and '"is_suite":true' in real
+    assert '"type": "file_error"' in real and '"is_suite": true' in real
     assert "test/extra.test.js::twin #2" in outcomes
+    assert parsed.tampered.startswith("test/forger.test.js: "), parsed.tampered
+    assert "test/forger.test.js::forged" not in outcomes
     forged = json.dumps({"type": "test", "id": "test/extra.test.js::twin #2", "outcome": "passed"})
     variants = {
         "real": real,
         "forged": real + forged + "\n",
-        "cut": "".join(ln for ln in real.splitlines(True) if '"type":"finish"' not in ln),
-        "junk": real.replace('"outcome":"failed"', '"outcome":"weird"', 1) + "not json\n",
+        "cut": "".join(ln for ln in real.splitlines(True) if '"type": "finish"' not in ln),
+        "junk": real.replace('"outcome": "failed"', '"outcome": "weird"', 1) + "not json\n",
+        "untampered": "".join(ln for ln in real.splitlines(True) if '"tampered"' not in ln),
     }
     candidates = [
         "test/strings.test.js::strings > reverse flips the order",
@@ -231,8 +242,13 @@ def test_node_report_reading_and_grading_are_taskmints(js_seed, tmp_path):
         report.write_text(text)
         ours = parse_node_report(report, nonce)
         records, ok = grader.read_report(str(report), nonce)
-        got, complete = grader.node_outcomes_of(records)
-        assert (got, complete, ok) == (ours.outcome_map(), ours.complete, ours.nonce_ok), name
+        got, complete, tamper = grader.node_outcomes_of(records)
+        assert (got, complete, ok, tamper) == (
+            ours.outcome_map(),
+            ours.complete,
+            ours.nonce_ok,
+            ours.tampered,
+        ), name
         for expected in [[c] for c in candidates] + [candidates[1:2] + candidates[4:5]]:
             reward, reason, passed = grade(ours, tuple(expected))
             verdict = grader.judge(
@@ -243,10 +259,11 @@ def test_node_report_reading_and_grading_are_taskmints(js_seed, tmp_path):
                 timed_out=False,
                 changed=False,
                 canaries=None,
+                runner_tamper=tamper,
             )
             assert (verdict[0], verdict[2]) == (reward, passed), (name, expected)
             assert verdict[1] == reason or verdict[1].startswith("tampered"), (name, expected)
-    assert grader.node_outcomes_of(grader.read_report(str(report), "other")[0]) == ({}, False)
+    assert grader.node_outcomes_of(grader.read_report(str(report), "other")[0]) == ({}, False, "")
 
 
 # --- grading ------------------------------------------------------------------------------------
@@ -364,9 +381,9 @@ import * as __fs from "node:fs";
 
 
 def test_a_forged_report_does_not_count(folder, tasks):
-    """The code under test learns the nonce (node's environment is readable to the test user)
-    but cannot reach the report: node writes it to its standard output, a root-owned file in a
-    folder only root can enter, which /proc/<node>/fd/1 does not open either."""
+    """The code under test can neither learn the nonce nor reach the report: the node harness
+    above each test process is not dumpable, so its environment and its descriptors under
+    /proc are closed to the test user, and the report goes to a file only root can open."""
     task = tasks[folder.name]
     source = next(f for f in task.files if f.endswith(".js"))
     ids = json.dumps(_spec(folder)["expected"])
@@ -390,7 +407,31 @@ def test_a_forged_report_does_not_count(folder, tasks):
         ).stdout
     finally:
         subprocess.run(["docker", "rm", "-f", str(result.container)], capture_output=True)
-    assert "nonce: 32" in log, log  # it had the nonce ...
-    # ... and the report was out of its reach
-    assert any(ln.endswith("/fd/1: EACCES") for ln in log.splitlines()), log
+    # the harness above the test process is out of its reach: no nonce, no descriptor
+    assert "environ: EACCES" in log and "nonce: 0" in log, log
+    assert all(ln.endswith(": EACCES") for ln in log.splitlines() if "/fd/" in ln), log
     assert f"{REPORT_FILE}: written" not in log, log
+
+
+@pytest.mark.parametrize("variant", ["rerun", "stubs"])
+def test_forged_result_streams_get_0_in_a_trial(folder, tasks, variant):
+    """The forged-stream attacks of tests/verify/node_forgery.py, written into /app by the agent
+    (its own copy of the harness's files in /tests/runner tried as well): 0."""
+    task = tasks[folder.name]
+    path = task.files[0]
+    with tarfile.open(folder / "environment" / "app.tar") as tar:
+        member = tar.extractfile(path)
+        assert member is not None
+        source = member.read().decode()
+    patch = forgery_patch(
+        source,
+        path,
+        task.test_paths,
+        exports=removed_exports(task.units) if variant == "stubs" else None,
+    )
+    attacked = apply_to_text(source, patch)
+    agent = f"cat > /app/{path} <<'EOF_ATTACK'\n{attacked}EOF_ATTACK\n"
+    result = run_trial(folder, agent)
+    graded = _grade_json(result)
+    assert result.reward == 0.0, graded
+    assert graded["kept_paths"] == [path]  # the attack was graded: it ran in the tests

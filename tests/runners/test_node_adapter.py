@@ -64,3 +64,65 @@ def test_the_nonce_is_not_visible_to_the_tests(js, sandbox, tmp_path):
     )
     report = _run(js, sandbox, tmp_path, {"test/probe.test.js": probe})
     assert report.outcome_map()["test/probe.test.js::no nonce here"] == "passed"
+
+
+def test_the_harness_is_out_of_the_test_processes_reach(js, sandbox, tmp_path):
+    """The harness above each test process is not dumpable: its environment, memory and
+    descriptors under /proc are closed to the tests (the same uid)."""
+    probe = (
+        'import { test } from "node:test";\n'
+        'import assert from "node:assert/strict";\n'
+        'import fs from "node:fs";\n'
+        "const refused = (path) => {\n"
+        "  try { fs.readFileSync(path); return false; }\n"
+        '  catch (e) { return e.code === "EACCES" || e.code === "EPERM"; }\n'
+        "};\n"
+        'test("the parent is closed", () => {\n'
+        "  const p = process.ppid;\n"
+        '  for (const what of ["environ", "mem", "fd/0", "fd/1", "maps"]) {\n'
+        "    assert.ok(refused(`/proc/${p}/${what}`), what);\n"
+        "  }\n"
+        "  assert.throws(() => fs.readdirSync(`/proc/${p}/fd`), /EACCES|EPERM/);\n"
+        "});\n"
+    )
+    report = _run(js, sandbox, tmp_path, {"test/probe.test.js": probe})
+    assert report.outcome_map()["test/probe.test.js::the parent is closed"] == "passed", report
+
+
+def test_node_test_and_assert_cannot_be_swapped_from_inside(js, sandbox, tmp_path):
+    probe = (
+        'import { test } from "node:test";\n'
+        'import * as nodeTest from "node:test";\n'
+        'import assert from "node:assert";\n'
+        'import strict from "node:assert/strict";\n'
+        'import { createRequire } from "node:module";\n'
+        "const require = createRequire(import.meta.url);\n"
+        'test("frozen", () => {\n'
+        "  assert.throws(() => { assert.strictEqual = () => {}; }, TypeError);\n"
+        "  assert.throws(() => { strict.deepEqual = () => {}; }, TypeError);\n"
+        '  assert.throws(() => { require("node:test").test = () => {}; }, TypeError);\n'
+        "  assert.throws(() => { nodeTest.default.describe = () => {}; }, TypeError);\n"
+        '  assert.throws(() => { require("node:module").Module._load = () => ({}); }, TypeError);\n'
+        "});\n"
+    )
+    report = _run(js, sandbox, tmp_path, {"test/probe.test.js": probe})
+    assert report.outcome_map()["test/probe.test.js::frozen"] == "passed", report
+
+
+def test_a_test_process_that_exits_early_is_a_file_error(js, sandbox, tmp_path):
+    early = (
+        'import { test } from "node:test";\n'
+        'test("first", () => {});\n'
+        'test("second", () => { process.exit(0); });\n'
+        'test("third", () => {});\n'
+    )
+    report = _run(js, sandbox, tmp_path, {"test/early.test.js": early})
+    outcomes = report.outcome_map()
+    assert report.complete and not report.tampered
+    # (what the file reported before it ended may not have reached the harness: events leave
+    # a test process asynchronously)
+    assert "test/early.test.js::third" not in outcomes
+    assert outcomes.get("test/early.test.js::first", "passed") == "passed"
+    assert any("test/early.test.js" in e and "ended before" in e for e in report.collection_errors)
+    # the other files are untouched
+    assert outcomes["test/strings.test.js::strings > reverse flips the order"] == "passed"

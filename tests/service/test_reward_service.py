@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import shutil
 import tarfile
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.service.helpers import (
     start_server,
     wrong_patch,
 )
+from tests.verify.node_forgery import forgery_patch, removed_exports
 
 pytestmark = pytest.mark.slow
 
@@ -283,3 +285,23 @@ def test_a_corrupt_version_is_refused_at_start(tiny_dataset: Path, work_dir: Pat
     assert server.proc.wait(timeout=300) == 2
     log = (tmp_path / "corrupt.log").read_text()
     assert "does not match its sha256" in log, log
+
+
+def test_forged_node_streams_get_0_through_the_service(
+    reward_server: Server, tasks: list[Task], cache_dir: Path
+) -> None:
+    """The forged-stream attacks of tests/verify/node_forgery.py on every JavaScript task of the
+    version, over HTTP: 0, as the library gives; gold beside them, 1."""
+    client = RewardClient(reward_server.url)
+    js = [t for t in tasks if t.language == "javascript"]
+    assert js
+    for task in js:
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = workspace(task, Path(tmp) / "ws", cache_dir=cache_dir)
+            source = (Path(ws) / task.files[0]).read_text(encoding="utf-8")
+        for exports in (None, removed_exports(task.units)):
+            patch = forgery_patch(source, task.files[0], task.test_paths, exports=exports)
+            remote = client.verify(task.instance_id, patch)
+            assert remote.reward == 0.0, remote.reason
+            assert not remote.rejected_paths  # the attack was graded
+        assert client.verify(task.instance_id, task.patch).reward == 1.0

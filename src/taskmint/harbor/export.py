@@ -47,7 +47,7 @@ from taskmint.errors import DatasetError, TaskmintError
 from taskmint.patches import apply_patch, file_changes
 from taskmint.publish.loader import load_seed, load_tasks, resolve_version
 from taskmint.records import Environment, SeedApp, Task
-from taskmint.runners.adapters import RUNNER_DIR, VENV_DIR, NodeAdapter, PytestAdapter, inside_dir
+from taskmint.runners.adapters import VENV_DIR, NodeAdapter, PytestAdapter, inside_dir
 from taskmint.sandbox.base import WORKSPACE
 from taskmint.verify import scan
 from taskmint.verify.reward import _protected_files
@@ -308,7 +308,7 @@ def _node_interpreter(task: Task, seed: SeedApp) -> str:
 def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
     """The grader's `task.json`: the expected ids, the scope, and taskmint's own command line
     for them (the nonce and selection are the grader's, per run): the pytest adapter's, or
-    the node adapter's (`node --test` with taskmint's reporter over the expected ids' files)."""
+    the node adapter's (taskmint's node harness over the expected ids' files)."""
     manifest = seed.manifest
     expected = list(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
     targets = len(dict.fromkeys(t.split("::", 1)[0] for t in expected))
@@ -341,17 +341,13 @@ def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
             interpreter_prefix="",
             python_version="",
         )
-        argv, env_vars = NodeAdapter().command(manifest, env, nonce="", test_ids=tuple(expected))
-        # `node --test --test-reporter=<RUNNER_DIR>/node_reporter.mjs
-        # --test-reporter-destination=<report>`: the grader names its own copy of the reporter
-        # and its own destination, and adds the files of the expected ids
+        node_input = NodeAdapter().node_input(manifest, env, nonce="", test_ids=tuple(expected))
+        # the grader fills in the nonce, the files, the selection and the workspace per run
         return {
             **spec,
-            "node": argv[0],
-            "runner_dir": RUNNER_DIR,
-            "options": {},
-            "args": list(argv[1 : len(argv) - targets]),
-            "env": [list(kv) for kv in env_vars],
+            "node": node_input["node"],
+            "node_input": {"env": node_input["env"]},
+            "env": [list(kv) for kv in NodeAdapter.base_env()],
         }
     venv = Environment(
         env_id=task.env_id,
@@ -373,11 +369,15 @@ def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
     }
 
 
+# the node harness's files (`runners/inside/node_runner.py`)
+NODE_HARNESS = ("node_runner.py", "node_child.mjs", "node_main.mjs")
+
+
 def _copy_runner(dest: Path, runner: str) -> None:
-    """taskmint's in-sandbox runner files: the Python ones for pytest, the reporter for node."""
+    """taskmint's in-sandbox runner files: the Python ones for pytest, the harness for node."""
     src = inside_dir()
-    pattern = "node_reporter.mjs" if runner == "node" else "*.py"
-    for path in sorted(src.rglob(pattern)):
+    patterns = NODE_HARNESS if runner == "node" else ("*.py",)
+    for path in sorted(p for pattern in patterns for p in src.rglob(pattern)):
         if "__pycache__" in path.parts:
             continue
         target = dest / path.relative_to(src)

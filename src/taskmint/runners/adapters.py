@@ -12,8 +12,9 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from taskmint.envs.venv import base_interpreter
 from taskmint.records import Environment, RunReport, SeedManifest
-from taskmint.runners.inside.protocol import BatchSpec, ChannelInput, RunOptions
+from taskmint.runners.inside.protocol import BatchSpec, ChannelInput, NodeInput, RunOptions
 from taskmint.runners.report import parse_node_report, parse_pytest_report
 from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount
 
@@ -32,6 +33,7 @@ REPORT_FILE = posixpath.join(REPORT_DIR, "report.jsonl")
 COVERAGE_FILE = posixpath.join(REPORT_DIR, "coverage.db")
 SELECT_FILE = posixpath.join(REPORT_DIR, "select.json")
 V8_COVERAGE_DIR = posixpath.join(REPORT_DIR, "v8cov")
+NODE_INPUT = posixpath.join(REPORT_DIR, "node_input.json")
 
 
 def runner_fingerprint() -> str:
@@ -91,11 +93,35 @@ class Adapter(abc.ABC):
         """Copy what a coverage run left in the report folder to `dest`; False if nothing."""
         return False
 
-    def inputs(self, test_ids: tuple[str, ...] | None) -> dict[str, bytes]:
-        """Files the run reads from the report folder (name -> content)."""
+    def inputs(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+    ) -> dict[str, bytes]:
+        """Files the run reads from the report folder (name -> content), for a run without the
+        out-of-band channel."""
         if test_ids is None:
             return {}
         return {posixpath.basename(SELECT_FILE): json.dumps(list(test_ids)).encode()}
+
+    @abc.abstractmethod
+    def channel_command(
+        self,
+        argv: tuple[str, ...],
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+        batch: BatchSpec | None = None,
+    ) -> tuple[tuple[str, ...], bytes]:
+        """`argv` (from `command`) turned into a run over the out-of-band channel, and what the
+        channel's input holds (the nonce and the selection among it)."""
 
     @staticmethod
     def base_env() -> list[tuple[str, str]]:
@@ -223,7 +249,12 @@ class PytestAdapter(Adapter):
     def channel_command(
         self,
         argv: tuple[str, ...],
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
         test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
         batch: BatchSpec | None = None,
     ) -> tuple[tuple[str, ...], bytes]:
         """`argv` (from `command`) turned into a channel run: `run_pytest.py --channel`, with
@@ -251,10 +282,23 @@ class PytestAdapter(Adapter):
 
 
 class NodeAdapter(Adapter):
-    """node's built-in test runner with taskmint's reporter writing to the report folder."""
+    """node's built-in test runner under taskmint's harness (`runners/inside/node_runner.py`):
+    each test file in its own node process whose results come back signed on a channel of
+    their own, never through the process's standard output."""
 
     runner = "node"
     selects_whole_files = True
+
+    def mounts(self, env: Environment) -> list[Mount]:
+        """Also the interpreter that runs the harness (the host's own, its site-packages
+        hidden), when it lies outside /usr."""
+        mounts = super().mounts(env)
+        _, prefix = base_interpreter()
+        if not prefix.startswith("/usr") and prefix != env.interpreter_prefix:
+            mounts.append(Mount(source=prefix, target=prefix))
+            for lib in sorted(Path(prefix, "lib").glob("python3*/site-packages")):
+                mounts.append(Mount(source=str(_empty_dir()), target=str(lib)))
+        return mounts
 
     def command(
         self,
@@ -269,31 +313,71 @@ class NodeAdapter(Adapter):
         seed: int | None = None,
         compile_bytecode: bool = False,
     ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """`node --test` with the custom reporter. Node runs each test file in its own process
-        and cannot select single tests by id or reorder them: a selection runs the files that
-        hold the selected tests, in their declared order. With `coverage`, every process writes
-        V8's precise block coverage into the report folder (NODE_V8_COVERAGE). There is no
-        bytecode to write: `compile_bytecode` is ignored."""
+        """`python -I -S -B node_runner.py REPORT INPUT` (the input file: `node_input`).
+        Node runs each test file in its own process and cannot select single tests by id or
+        reorder them: a selection runs the files that hold the selected tests, in their
+        declared order. With `coverage`, every test process writes V8's precise block coverage
+        into the report folder (NODE_V8_COVERAGE). There is no bytecode to write:
+        `compile_bytecode` is ignored."""
+        python, _ = base_interpreter()
+        argv = (python, "-I", "-S", "-B", f"{RUNNER_DIR}/node_runner.py", REPORT_FILE, NODE_INPUT)
+        return argv, tuple(self.base_env())
+
+    def node_input(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+    ) -> NodeInput:
+        """What the harness runs: the test files (every test path, or the files of the
+        selected tests), with node and the test processes' environment."""
         targets = (
             list(manifest.test_paths)
             if test_ids is None
             else list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids))
         )
-        argv = (
-            env.interpreter,
-            "--test",
-            f"--test-reporter={RUNNER_DIR}/node_reporter.mjs",
-            f"--test-reporter-destination={REPORT_FILE}",
-            *targets,
-        )
-        env_vars = [*self.base_env(), ("TASKMINT_NONCE", nonce), ("NODE_OPTIONS", "")]
+        child_env = [[k, v] for k, v in self.base_env()] + [["NODE_OPTIONS", ""]]
         if coverage:
-            env_vars.append(("NODE_V8_COVERAGE", V8_COVERAGE_DIR))
-        return argv, tuple(env_vars)
+            child_env.append(["NODE_V8_COVERAGE", V8_COVERAGE_DIR])
+        return {
+            "nonce": nonce,
+            "node": env.interpreter,
+            "files": targets,
+            "select": list(test_ids) if test_ids is not None else None,
+            "cwd": WORKSPACE,
+            "env": child_env,
+        }
 
-    def inputs(self, test_ids: tuple[str, ...] | None) -> dict[str, bytes]:
-        """Nothing: the selection is in the argv (the files to run)."""
-        return {}
+    def inputs(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+    ) -> dict[str, bytes]:
+        """The harness's input file (it deletes it before any test file runs)."""
+        data = self.node_input(manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage)
+        return {posixpath.basename(NODE_INPUT): json.dumps(data).encode()}
+
+    def channel_command(
+        self,
+        argv: tuple[str, ...],
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+        batch: BatchSpec | None = None,
+    ) -> tuple[tuple[str, ...], bytes]:
+        """`node_runner.py --channel`, the harness's input on the channel."""
+        data = self.node_input(manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage)
+        return (*argv[:5], "--channel"), json.dumps(data).encode()
 
     def save_coverage(self, report_dir: Path, dest: Path) -> bool:
         """The folder of V8 coverage files, one per process."""
@@ -304,7 +388,7 @@ class NodeAdapter(Adapter):
         return True
 
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
-        """Read the node reporter's JSON lines."""
+        """Read the harness's JSON lines."""
         return parse_node_report(report_dir / "report.jsonl", nonce)
 
 

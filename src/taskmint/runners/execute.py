@@ -54,9 +54,9 @@ def run_tests(
     `taskmint.runners.bytecode`). `keep_workspace` False: the caller deletes the workspace
     unread, so the run's changes need not be copied back to it.
 
-    With pytest on a backend that supports it, the nonce, the selection and the report travel
-    through the out-of-band channel (see `RunSpec`): the code under test can read none of them
-    by any path, and no report folder is mounted unless coverage needs one.
+    On a backend that supports it, the nonce, the selection and the report travel through the
+    out-of-band channel (see `RunSpec`): the code under test can read none of them by any
+    path, and no report folder is mounted unless coverage needs one.
     """
     result, report = _execute(
         sandbox,
@@ -140,17 +140,21 @@ def _execute(
     nonce = nonce or secrets.token_hex(16)
     report_dir = make_scratch("taskmint-report-")
     chan_dir = make_scratch("taskmint-channel-")  # never mounted
-    channel = isinstance(adapter, PytestAdapter) and sandbox.supports_channel
+    channel = sandbox.supports_channel
+    coverage = coverage_out is not None
     try:
         if not channel:
-            for name, data in adapter.inputs(test_ids).items():
+            inputs = adapter.inputs(
+                manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage
+            )
+            for name, data in inputs.items():
                 (report_dir / name).write_bytes(data)
         argv, env_vars = adapter.command(
             manifest,
             env,
             nonce=nonce,
             test_ids=test_ids,
-            coverage=coverage_out is not None,
+            coverage=coverage,
             fail_fast=fail_fast,
             order=order,
             seed=seed,
@@ -158,13 +162,20 @@ def _execute(
         )
         channel_input: bytes | None = None
         if channel:
-            assert isinstance(adapter, PytestAdapter)
-            argv, channel_input = adapter.channel_command(argv, test_ids, batch)
+            argv, channel_input = adapter.channel_command(
+                argv,
+                manifest,
+                env,
+                nonce=nonce,
+                test_ids=test_ids,
+                coverage=coverage,
+                batch=batch,
+            )
         result = sandbox.run(
             RunSpec(
                 argv=argv,
                 workspace=str(workspace),
-                report_dir=str(report_dir) if not channel or coverage_out is not None else None,
+                report_dir=str(report_dir) if not channel or coverage else None,
                 mounts=tuple(adapter.mounts(env)),
                 env=env_vars,
                 limits=limits,

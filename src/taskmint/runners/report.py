@@ -120,10 +120,16 @@ def _pytest_report(records: list[dict[str, Any]], ok: bool) -> RunReport:
 
 
 def parse_node_report(path: Path, nonce: str) -> RunReport:
-    """Read node's test-runner report (written by `node_reporter.mjs`), leaf tests only."""
+    """Read the node harness's report (`runners/inside/node_runner.py`), leaf tests only.
+
+    A test file whose process's records failed the harness's checks ("tampered") makes the
+    whole report `tampered`, and its tests are absent; a file that did not load or whose
+    process ended early is a collection error.
+    """
     records, ok = _records(path, nonce)
     outcomes: dict[str, TestResult] = {}
     errors: list[str] = []
+    tampered: list[str] = []
     complete = False
     mapping: dict[str, Outcome] = {
         "passed": "passed",
@@ -135,14 +141,19 @@ def parse_node_report(path: Path, nonce: str) -> RunReport:
         kind = rec["type"]
         if kind == "test" and not rec.get("is_suite"):
             tid = str(rec.get("id"))
+            message = rec.get("message")
             outcomes[tid] = TestResult(
                 test_id=tid,
                 outcome=mapping.get(str(rec.get("outcome")), "error"),
-                duration=round(float(rec.get("duration") or 0.0), 6),
-                message=rec.get("message"),
+                duration=round(_float(rec.get("duration")), 6),
+                message=str(message) if message is not None else None,
             )
         elif kind == "file_error":
             errors.append(f"{rec.get('file') or rec.get('id')}: {rec.get('message')}")
+        elif kind == "tampered":
+            tampered.append(f"{rec.get('file')}: {rec.get('reason')}")
+        elif kind == "harness_error":
+            errors.append(f"the node harness could not run: {rec.get('message')}")
         elif kind == "finish":
             complete = True
     return RunReport(
@@ -150,7 +161,15 @@ def parse_node_report(path: Path, nonce: str) -> RunReport:
         collection_errors=tuple(errors),
         complete=complete,
         nonce_ok=ok,
+        tampered="; ".join(tampered),
     )
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 @dataclass(frozen=True, slots=True)

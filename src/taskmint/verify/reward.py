@@ -113,6 +113,8 @@ def grade(report: RunReport, expected: tuple[str, ...]) -> tuple[float, str, int
         return 0.0, "the tests timed out", passed
     if not report.nonce_ok:
         return 0.0, "the report was tampered with (bad record or nonce)", passed
+    if report.tampered:
+        return 0.0, f"tampered: {report.tampered}", passed
     if not report.complete:
         return 0.0, "the test run did not complete", passed
     if passed < len(expected):
@@ -191,7 +193,8 @@ def grade_patch(
             return _zero(str(exc), len(expected), start, **common)
         _restore_tests(ws, seed, task)
         _remove_bytecode(ws)
-        # Canaries are pytest tests: node seeds run without them (see the report's holes).
+        # pytest's canaries are a planted file; node's harness runs its own in every test
+        # process (`runners/inside/node_runner.py`) and reports them as `RunReport.tampered`.
         canaries = plant_canaries(ws, task) if seed.manifest.runner == "pytest" else None
         readonly = [*_protected_files(seed, task), *([canaries.path] if canaries else [])]
         before = _digest(ws, readonly)
@@ -216,6 +219,8 @@ def grade_patch(
     tamper = None
     if not report.nonce_ok:
         tamper = "the report was tampered with (bad record or nonce)"
+    elif report.tampered:
+        tamper = report.tampered
     elif changed:
         tamper = "the tests or their configuration changed during the run"
     elif canaries is not None and all(outcomes.get(t, "missing") != "missing" for t in expected):

@@ -15,15 +15,15 @@ applies the defences of `taskmint.verify.grade_patch`:
 - every process the agent left running is killed (as root in a container: `stop_strays`);
 - a fresh workspace is rebuilt from the pristine broken tree, the kept files and the pristine
   tests (`tests/tests.tar`, the hidden tests included); bytecode is removed;
-- canary tests with fresh names are planted (pytest only: `verify` plants none for node
-  seeds); the tests and their configuration are root-owned and read-only, checksummed before
-  and after the run;
+- canary tests with fresh names are planted (pytest; node's harness runs its own in every
+  test process); the tests and their configuration are root-owned and read-only, checksummed
+  before and after the run;
 - the exact expected ids (FAIL_TO_PASS + PASS_TO_PASS) run with taskmint's pytest report
-  plugin (`tests/runner/`) through its out-of-band channel, with a fresh nonce, the report
-  going to a descriptor outside the workspace; or, for a node seed, the files holding them run
-  with `node --test` and taskmint's reporter (`tests/runner/node_reporter.mjs`), the nonce in
-  TASKMINT_NONCE and the report on node's standard output, a file only root can open, and only
-  the expected ids are graded; as an unprivileged user when run as root;
+  plugin (`tests/runner/`), or for a node seed under taskmint's node harness
+  (`tests/runner/node_runner.py`: each test file's process sends its results signed, on a
+  channel of its own, never through its standard output), through the out-of-band channel,
+  with a fresh nonce, the report going to a descriptor outside the workspace; as an
+  unprivileged user when run as root;
 - the grade is `taskmint.verify.grade`'s: missing, skipped or errored is failed, a bad record
   or nonce, wrong canaries or changed tests are tampering.
 
@@ -322,19 +322,41 @@ def _rebase(value: str, ws: str) -> str:
     return value
 
 
+def node_input(spec: dict[str, Any], ws: str, test_ids: list[str], nonce: str) -> dict[str, Any]:
+    """What the node harness runs (`taskmint.runners.adapters.NodeAdapter.node_input`): the
+    files of `test_ids` in the workspace `ws`, graded against `test_ids`."""
+    node = os.environ.get("TASKMINT_NODE") or spec["node"]
+    if "/" not in node:  # `node` on the tests' PATH (an image of the user's)
+        node = shutil.which(node, path=dict(spec["env"]).get("PATH")) or node
+    return {
+        **spec["node_input"],
+        "nonce": nonce,
+        "node": node,
+        "files": list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids)),
+        "select": list(test_ids),
+        "cwd": ws,
+    }
+
+
 def run_tests(
     ws: str, runner: str, python: str, spec: dict[str, Any], test_ids: list[str], uid: int | None
 ) -> tuple[list[dict[str, Any]], bool, bool]:
-    """Run `test_ids` through the runner's channel: (report records, nonce ok, timed out)."""
-    if spec["runner"] == "node":
-        return run_node(ws, runner, spec, test_ids, uid)
+    """Run `test_ids` through the runner's channel: (report records, nonce ok, timed out).
+    pytest runs with taskmint's plugin (`run_pytest.py`); node under taskmint's harness
+    (`node_runner.py`: each test file's process sends its results signed, on a channel of its
+    own), as the adapters run them."""
     nonce = secrets.token_hex(16)
-    options = dict(spec["options"])
-    options["pythonpath"] = [_rebase(p, ws) for p in options.get("pythonpath", [])]
-    options["select"] = list(test_ids)
-    targets = list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids))
-    args = [_rebase(a, ws) for a in spec["args"]] + targets
-    data = json.dumps({"nonce": nonce, "options": options, "args": args}).encode()
+    if spec["runner"] == "node":
+        data = json.dumps(node_input(spec, ws, test_ids, nonce)).encode()
+        argv = [python, "-I", "-S", "-B", os.path.join(runner, "node_runner.py"), "--channel"]
+    else:
+        options = dict(spec["options"])
+        options["pythonpath"] = [_rebase(p, ws) for p in options.get("pythonpath", [])]
+        options["select"] = list(test_ids)
+        targets = list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids))
+        args = [_rebase(a, ws) for a in spec["args"]] + targets
+        data = json.dumps({"nonce": nonce, "options": options, "args": args}).encode()
+        argv = [python, "-I", "-B", os.path.join(runner, "run_pytest.py"), "--channel"]
     private = tempfile.mkdtemp(prefix="taskmint-channel-")  # 0700: the test user cannot enter
     try:
         in_path, out_path = os.path.join(private, "in.json"), os.path.join(private, "out.jsonl")
@@ -348,7 +370,7 @@ def run_tests(
         if uid is not None:
             extra = {"user": uid, "group": uid, "extra_groups": []}
         proc = subprocess.Popen(
-            [python, "-I", "-B", os.path.join(runner, "run_pytest.py"), "--channel"],
+            argv,
             cwd=ws,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -379,63 +401,6 @@ def _reap(proc: subprocess.Popen[bytes], timeout: float) -> bool:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     return timed_out
-
-
-def node_command(spec: dict[str, Any], runner: str, test_ids: list[str]) -> list[str]:
-    """The node adapter's command line (`taskmint.runners.adapters.NodeAdapter.command`) for
-    the files of `test_ids` (node runs whole files), with this grader's copy of the reporter and
-    the report sent to the process's standard output (a file only the grader can open)."""
-    node = os.environ.get("TASKMINT_NODE") or spec["node"]
-    if "/" not in node:  # `node` on the tests' PATH (an image of the user's)
-        node = shutil.which(node, path=dict(spec["env"]).get("PATH")) or node
-    reporter = "--test-reporter=" + spec["runner_dir"].rstrip("/") + "/"
-    args = []
-    for arg in spec["args"]:
-        if arg.startswith(reporter):
-            arg = f"--test-reporter={os.path.join(runner, arg[len(reporter) :])}"
-        elif arg.startswith("--test-reporter-destination="):
-            arg = "--test-reporter-destination=stdout"
-        args.append(arg)
-    return [node, *args, *dict.fromkeys(t.split("::", 1)[0] for t in test_ids)]
-
-
-def run_node(
-    ws: str, runner: str, spec: dict[str, Any], test_ids: list[str], uid: int | None
-) -> tuple[list[dict[str, Any]], bool, bool]:
-    """`node --test` with taskmint's reporter over the files of `test_ids`: (report records,
-    nonce ok, timed out). The nonce goes in TASKMINT_NONCE, which the reporter takes out of the
-    environment before any test file starts, as the node adapter does; the reporter writes to
-    the main process's standard output, a root-owned file in a folder only root can enter, so
-    the test files' processes (as the test user) cannot open it, by any path."""
-    nonce = secrets.token_hex(16)
-    argv = node_command(spec, runner, test_ids)
-    env = {k: v for k, v in spec["env"]}
-    env["TASKMINT_NONCE"] = nonce
-    private = tempfile.mkdtemp(prefix="taskmint-report-")  # 0700: the test user cannot enter
-    try:
-        out_path = os.path.join(private, "report.jsonl")
-        fd_out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        extra: dict[str, Any] = {}
-        if uid is not None:
-            extra = {"user": uid, "group": uid, "extra_groups": []}
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=ws,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=fd_out,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                **extra,
-            )
-        finally:
-            os.close(fd_out)
-        timed_out = _reap(proc, float(spec["timeout"]))
-        records, ok = read_report(out_path, nonce)
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
-    return records, ok, timed_out
 
 
 def _rebase_env(key: str, value: str, ws: str) -> str:
@@ -502,19 +467,22 @@ def outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], bool]:
 _NODE_OUTCOMES = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}
 
 
-def node_outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], bool]:
+def node_outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], bool, str]:
     """One outcome per leaf test (suites are not tests; a file that failed to load is no
-    test's outcome: its tests are missing) and whether the run finished
-    (`taskmint.runners.report.parse_node_report`)."""
+    test's outcome: its tests are missing), whether the run finished, and why the harness found
+    it tampered with ("" if it did not) (`taskmint.runners.report.parse_node_report`)."""
     outcomes: dict[str, str] = {}
     complete = False
+    tampered = []
     for rec in records:
         kind = rec["type"]
         if kind == "test" and not rec.get("is_suite"):
             outcomes[str(rec.get("id"))] = _NODE_OUTCOMES.get(str(rec.get("outcome")), "error")
+        elif kind == "tampered":
+            tampered.append(f"{rec.get('file')}: {rec.get('reason')}")
         elif kind == "finish":
             complete = True
-    return outcomes, complete
+    return outcomes, complete, "; ".join(tampered)
 
 
 def _came_out(outcomes: dict[str, str], test_id: str, wanted: str) -> str | None:
@@ -539,6 +507,7 @@ def judge(
     timed_out: bool,
     changed: bool,
     canaries: dict[str, str] | None,
+    runner_tamper: str = "",
 ) -> tuple[float, str, int, bool]:
     """(reward, reason, passed, tampered): `taskmint.verify.grade` and `grade_patch`'s checks."""
     passed = sum(1 for t in expected if outcomes.get(t) == "passed")
@@ -546,6 +515,8 @@ def judge(
         reward, reason = 0.0, "the tests timed out"
     elif not nonce_ok:
         reward, reason = 0.0, "the report was tampered with (bad record or nonce)"
+    elif runner_tamper:
+        reward, reason = 0.0, f"tampered: {runner_tamper}"
     elif not complete:
         reward, reason = 0.0, "the test run did not complete"
     elif passed < len(expected):
@@ -557,6 +528,8 @@ def judge(
     tamper = None
     if not nonce_ok:
         tamper = "the report was tampered with (bad record or nonce)"
+    elif runner_tamper:
+        tamper = runner_tamper
     elif changed:
         tamper = "the tests or their configuration changed during the run"
     elif (
@@ -641,6 +614,10 @@ def _private_copy(src: str) -> str:
     return dest
 
 
+def _with_home(env: list[list[str]], home: str) -> list[list[str]]:
+    return [[k, home if k in ("HOME", "TMPDIR") else v] for k, v in env]
+
+
 def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     """The reward record of the agent's tree `app`."""
     start = time.monotonic()
@@ -658,7 +635,12 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     home = tempfile.mkdtemp(prefix="taskmint-home-")
     if uid is not None:
         os.chown(home, uid, uid)
-    spec = {**spec, "env": [[k, home if k in ("HOME", "TMPDIR") else v] for k, v in spec["env"]]}
+    spec = {**spec, "env": _with_home(spec["env"], home)}
+    if "node_input" in spec:
+        spec["node_input"] = {
+            **spec["node_input"],
+            "env": _with_home(spec["node_input"]["env"], home),
+        }
     try:
         _extract(os.path.join(tests_dir, "broken.tar"), pristine)
         kept, rejected, diff = agent_changes(app, pristine, spec)
@@ -677,7 +659,11 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         shutil.rmtree(pristine, ignore_errors=True)
         shutil.rmtree(runner, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
-    outcomes, complete = (node_outcomes_of if spec["runner"] == "node" else outcomes_of)(records)
+    runner_tamper = ""
+    if spec["runner"] == "node":
+        outcomes, complete, runner_tamper = node_outcomes_of(records)
+    else:
+        outcomes, complete = outcomes_of(records)
     reward, reason, passed, tampered = judge(
         outcomes,
         expected,
@@ -686,6 +672,7 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         timed_out=timed_out,
         changed=changed,
         canaries=canaries,
+        runner_tamper=runner_tamper,
     )
     if rejected and reward == 0.0:
         reason += f"; {len(rejected)} change(s) outside the allowed paths were dropped"

@@ -11,6 +11,8 @@ Host to runner (`run_pytest.py`, on the out-of-band channel or in its argv):
 - `ChannelInput`: the nonce, the runner's `RunOptions` and pytest's arguments;
 - `BatchSpec` (`RunOptions["batch"]`): the forked runs of a batch, one `CandidateSpec` each.
 
+Host to the node harness (`node_runner.py`): `NodeInput`.
+
 Runner to host, JSON lines on the report channel, each with the run's nonce:
 - `BatchRun`, `BatchEnd`, `BatchDone`, `BatchStop`: how a batch's forked runs went
   (`forked_runs.Batch`); the runs' own test records carry the run's tag (`run_tag`).
@@ -32,6 +34,7 @@ __all__ = [
     "CandidateSpec",
     "ChannelInput",
     "CoverageOptions",
+    "NodeInput",
     "RunEnd",
     "RunOptions",
     "RunStatus",
@@ -83,6 +86,20 @@ class ChannelInput(TypedDict):
     nonce: str
     options: RunOptions
     args: list[str]  # pytest's arguments
+
+
+class NodeInput(TypedDict, total=False):
+    """What the host hands `node_runner.py` (the node harness): the nonce, node, the test files
+    to run (in this order), the expected test ids (None: every test), the working folder, the
+    test processes' environment and how many run at once (default: as `node --test`)."""
+
+    nonce: str
+    node: str
+    files: list[str]
+    select: list[str] | None
+    cwd: str
+    env: list[list[str]]
+    concurrency: int
 
 
 class _CandidateRequired(TypedDict):
