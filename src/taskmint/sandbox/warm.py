@@ -22,9 +22,10 @@ Killing a server means killing its PID namespace. bubblewrap's init of the names
 of the bubblewrap the host started) runs in a session of its own, so the host's process group
 holds the outer bubblewrap alone, and killing that leaves the init, the server and its runs
 going: they would exit when the server reads the end of its input, but a stopped (SIGSTOP) or
-hung server never reads it. So the host records the init when the server starts, SIGKILLs it
-(which works whatever its state and takes every process of the namespace with it) when it
-closes the server, and tells the reaper of it, so an owner killed outright leaves nothing.
+hung server never reads it (and bubblewrap's `--die-with-parent` is no way out: it would tie the
+server to the thread that started it). So the host records the init when it starts, SIGKILLs it
+(which works whatever its state and takes every process of the namespace with it) when it closes
+the server, and tells the reaper of it, so an owner killed outright leaves nothing.
 """
 
 from __future__ import annotations
