@@ -12,20 +12,30 @@ import time
 from taskmint.lifecycle import process_start_time
 
 
-def process_tree(root: int) -> dict[int, str]:
-    """The descendants of `root` now: pid -> start time."""
-    children: dict[int, list[int]] = {}
+def _by_parent() -> dict[int, list[int]]:
+    found: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError, ValueError, IndexError):
                 with open(f"/proc/{entry}/stat") as fh:
                     ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
+                found.setdefault(ppid, []).append(int(entry))
+    return found
+
+
+def children(pid: int) -> set[int]:
+    """The children of `pid` now."""
+    return set(_by_parent().get(pid, []))
+
+
+def process_tree(root: int) -> dict[int, str]:
+    """The descendants of `root` now: pid -> start time."""
+    by_parent = _by_parent()
     found: dict[int, str] = {}
-    todo = list(children.get(root, []))
+    todo = list(by_parent.get(root, []))
     while todo:
         pid = todo.pop()
-        todo += children.get(pid, [])
+        todo += by_parent.get(pid, [])
         start = process_start_time(pid)
         if start is not None:
             found[pid] = start
