@@ -1,15 +1,26 @@
 """The reaper (`taskmint/reaper.py`): when its owner's pipe closes, it kills the process groups
-and removes the folders it was told of, and leaves alone what is not what it was told."""
+and removes the folders it was told of, and leaves alone what is not what it was told; an owner
+killed outright with a stopped sandbox leaves nothing of it."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from taskmint import reaper
+from taskmint.config import Limits
 from taskmint.lifecycle import process_start_time
+from taskmint.records import Environment
+from taskmint.runners.adapters import PytestAdapter
+from taskmint.sandbox import RunSpec
+from tests.procs import command, kill_all, left_after, process_tree
 
 SCRIPT = Path(reaper.__file__)
 
@@ -59,3 +70,61 @@ def test_a_long_lived_owners_reaper_forgets_what_is_gone(tmp_path: Path) -> None
     groups = {999_999_999: "1"}  # no such process
     reaper._prune(groups, paths)
     assert paths == {str(live): None} and groups == {}
+
+
+# The owner: a taskmint process running one sandboxed run (the spec, pickled, in argv[1]).
+_OWNER = """
+import pickle, sys
+from taskmint.config import SandboxConfig
+from taskmint.sandbox import LocalSandbox
+spec = pickle.loads(open(sys.argv[1], "rb").read())
+LocalSandbox(SandboxConfig(warm=spec.warm)).run(spec)
+"""
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["fork-server", "cold"])
+def test_a_killed_owners_stopped_sandbox_is_reaped(
+    tiny_env: Environment, tmp_path: Path, warm: bool
+) -> None:
+    """Every process of a sandbox (bubblewrap, the namespace's init, a fork server and the run
+    in it) is stopped (SIGSTOP), then its owner is SIGKILLed: the reaper kills the sandbox,
+    stopped as it is, and nothing of it is left."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    spec = RunSpec(
+        argv=("/opt/venv/bin/python", "-I", "-B", "-c", "import time; time.sleep(600)"),
+        workspace=str(ws),
+        mounts=tuple(PytestAdapter().mounts(tiny_env)),
+        env=(("PATH", "/usr/bin:/bin"), ("HOME", "/tmp")),
+        limits=Limits(wall_seconds=600),
+        warm=warm,
+    )
+    (tmp_path / "spec").write_bytes(pickle.dumps(spec))
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER, str(tmp_path / "spec")])
+    tree: dict[int, str] = {}
+    try:
+        # Until the run's code runs: with a fork server, the server, its run's first process,
+        # the run's init and the code; cold, the code.
+        interpreters = 4 if warm else 1
+        deadline = time.monotonic() + 120
+        while True:
+            tree = process_tree(owner.pid)
+            found = [pid for pid in tree if command(pid)[:1] == [spec.argv[0]]]
+            if len(found) >= interpreters:
+                break
+            assert owner.poll() is None and time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.1)
+        reapers = {pid for pid in tree if str(SCRIPT) in command(pid)}
+        assert len(reapers) == 1, tree
+        sandbox = {pid: start for pid, start in tree.items() if pid not in reapers}
+        for pid in sandbox:
+            os.kill(pid, signal.SIGSTOP)
+        owner.kill()
+        owner.wait()
+        assert not left_after({pid: tree[pid] for pid in reapers}, timeout=60), "the reaper hung"
+        left = left_after(sandbox, timeout=5)
+        assert not left, f"the stopped sandbox outlived its owner and the reaper: {left}"
+    finally:
+        owner.kill()
+        owner.wait()
+        kill_all(tree)

@@ -121,7 +121,8 @@ def _send(line: str) -> None:
 
 
 def track_process_group(pid: int) -> None:
-    """Kill the process group led by `pid` if this process dies first."""
+    """Kill the process group led by `pid` (or `pid` alone, if it leads none) with SIGKILL,
+    whatever its state (stopped too), if this process dies first."""
     start = process_start_time(pid)
     if start is not None:
         _send(f"group\t{pid}\t{start}")

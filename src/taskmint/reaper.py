@@ -30,6 +30,16 @@ def _start_time(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
+def _running(pid: int, start: str) -> bool:
+    """Whether `pid` is still the process that started at `start` and has not ended (a zombie,
+    killed and waiting for its parent to collect it, has)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[19] == start and fields[0] not in ("Z", "X")
+
+
 def _mounts_under(path: str) -> list[str]:
     """Mount points at or under `path`, deepest first."""
     try:
@@ -47,6 +57,8 @@ def _mounts_under(path: str) -> list[str]:
 
 
 def _kill_groups(groups: dict[int, str]) -> None:
+    # SIGKILL, which a stopped (SIGSTOP) or hung process cannot ignore or postpone. A sandbox's
+    # PID namespace init is one of the groups: everything in its namespace dies with it.
     for pid, start in groups.items():
         if _start_time(pid) == start:
             try:
@@ -56,7 +68,7 @@ def _kill_groups(groups: dict[int, str]) -> None:
                     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(
-        _start_time(pid) == start for pid, start in groups.items()
+        _running(pid, start) for pid, start in groups.items()
     ):
         time.sleep(0.05)
 

@@ -6,7 +6,9 @@ are the ones specific to a long-lived server that serves one run after another.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from taskmint.runners import run_tests
 from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunSpec
 from taskmint.sandbox.warm import WarmPool
+from tests.procs import children, command, kill_all, left_after, process_tree
 
 LIMITS = Limits(wall_seconds=30)
 
@@ -160,6 +163,34 @@ def test_a_failed_start_is_tried_again_after_a_while(tiny_env, tmp_path):
     assert "RAN 42" in box.run(_spec(tiny_env, ws, "print('RAN', 6 * 7)")).output
     assert box.warm.served == 1
     box.warm.close()
+
+
+def test_a_server_whose_bubblewrap_was_killed_leaves_nothing(tiny_env, tmp_path):
+    """An idle server is stopped (SIGSTOP) and its bubblewrap killed from outside: the next run
+    finds it dead, and what is left of it (the namespace's init and the server, stopped as they
+    are) is killed before another server serves the run."""
+    box = LocalSandbox(SandboxConfig(warm=True))
+    box.warm = WarmPool(box.server_command, spool_bytes=box.config.workspace_bytes)  # its own
+    before = process_tree(os.getpid())
+    _run(box, tiny_env, tmp_path, "first", "print(1)")
+    server = {
+        pid: start
+        for pid, start in process_tree(os.getpid()).items()
+        if pid not in before and not any(arg.endswith("reaper.py") for arg in command(pid))
+    }
+    try:
+        outer = [pid for pid in server if pid in children(os.getpid())]
+        assert len(outer) == 1 and len(server) >= 3, server  # bubblewrap, its init, the server
+        for pid in server:
+            os.kill(pid, signal.SIGSTOP)
+        os.kill(outer[0], signal.SIGKILL)
+        _run(box, tiny_env, tmp_path, "second", "print(2)")
+        assert box.warm.started == 2
+        left = left_after(server, timeout=10)
+        assert not left, f"the dead server's processes were left: {left}"
+    finally:
+        box.warm.close()
+        kill_all(server)
 
 
 def test_a_suite_gives_the_same_outcomes_warm_and_cold(

@@ -16,6 +16,7 @@ import pytest
 from taskmint import RewardClient
 from taskmint.consumer import load_tasks
 from taskmint.records import Task
+from tests.procs import kill_all, left_after, process_tree
 from tests.service.helpers import (
     Server,
     http,
@@ -125,25 +126,44 @@ def test_a_hung_sandbox_is_graded_again(
     tiny_dataset: Path, work_dir: Path, task: Task, slow: str
 ) -> None:
     """Fork servers stopped (SIGSTOP) mid-run: no answer comes within the run's limit plus the
-    grace period, so the host kills them and grades again on a cold sandbox. (A service of its
-    own: the kills above may have left the shared one's pool cooling down, running cold.)"""
+    grace period, so the host kills them and grades again on a cold sandbox. Nothing of the
+    stopped sandbox outlives that grading, stopped as it is, nor does anything the service
+    started outlive the service. (A service of its own: the kills above may have left the
+    shared one's pool cooling down, running cold.)"""
     log = work_dir / "reward-hung.log"
-    with running(tiny_dataset, work_dir, log, "--concurrency", "1") as server:
-        assert server.health()["warm_up"], "the warm-up starts a fork server"
-        answer: list[tuple[int, dict]] = []
-        sender = threading.Thread(
-            target=lambda: answer.append(http("POST", f"{server.url}/verify", _body(task, slow)))
-        )
-        start = time.monotonic()
-        sender.start()
-        time.sleep(1.0)  # the run has started: its module sleeps for 3 s on import
-        stopped = kill(sandbox_processes(server.proc.pid, "forkserver"), signal.SIGSTOP)
-        sender.join(timeout=400)
-        assert stopped, "no fork server was found to stop"
-        status, body = answer[0]
-        assert status == 200 and body["reward"] == 1.0 and body["attempts"] >= 2, body
-        # the seed's timeout (60 s) and the grace period (15 s) passed before the retry
-        assert time.monotonic() - start >= 60
+    started: dict[int, str] = {}  # what the service started: checked, then cleaned up
+    try:
+        with running(tiny_dataset, work_dir, log, "--concurrency", "1") as server:
+            assert server.health()["warm_up"], "the warm-up starts a fork server"
+            answer: list[tuple[int, dict]] = []
+            sender = threading.Thread(
+                target=lambda: answer.append(
+                    http("POST", f"{server.url}/verify", _body(task, slow))
+                )
+            )
+            start = time.monotonic()
+            sender.start()
+            time.sleep(1.0)  # the run has started: its module sleeps for 3 s on import
+            targets = sandbox_processes(server.proc.pid, "forkserver")
+            kill(targets, signal.SIGSTOP)
+            tree = process_tree(server.proc.pid)
+            stopped = {pid: tree[pid] for pid in targets if pid in tree}
+            started.update(tree)
+            sender.join(timeout=400)
+            assert stopped, "no fork server was found to stop"
+            status, body = answer[0]
+            assert status == 200 and body["reward"] == 1.0 and body["attempts"] >= 2, body
+            # the seed's timeout (60 s) and the grace period (15 s) passed before the retry
+            assert time.monotonic() - start >= 60
+            # the service killed the stopped sandbox (bubblewrap, the namespace's init, the
+            # server and its run) before it graded again
+            left = left_after(stopped, timeout=10)
+            assert not left, f"the stopped sandbox outlived its grading: {left}"
+            started.update(process_tree(server.proc.pid))
+        left = left_after(started, timeout=30)
+        assert not left, f"processes the service started outlived it: {left}"
+    finally:
+        kill_all(started)
 
 
 def test_sigterm_drains_in_flight_requests(

@@ -7,9 +7,11 @@ and the report folder), and the read-only mounts the caller lists (the interpret
 environment, taskmint's runner files). There is no network namespace peer (only loopback), no
 IPC or PID sharing with the host, and the command runs as a high, otherwise unused uid with no
 capabilities and `no_new_privs`, so `RLIMIT_NPROC` really bounds its processes. The wall-clock
-limit is enforced from outside: the whole process group is killed, and because bubblewrap's init
-is the PID namespace's init, every process inside goes with it, including grandchildren that
-hold pipes open.
+limit is enforced from outside: bubblewrap's process group is killed with SIGKILL. Its init of
+the PID namespace runs in a session of its own, outside that group, but `--die-with-parent`
+kills it with bubblewrap, and every process inside goes with the init (stopped ones too),
+including grandchildren that hold pipes open. (A fork server's bubblewrap must outlive the
+thread that started it, so it has no `--die-with-parent`: `sandbox.warm` kills its init itself.)
 """
 
 from __future__ import annotations

@@ -15,8 +15,17 @@ Runs that must vary the hash seed (the original suite's flake detection) ask for
 
 The host moves a run's workspace and report folder into the server's spool (a rename on the
 same file system) for the run, and back afterwards. A server that does not answer within the
-run's wall-clock limit plus a grace period is killed with its whole process group, and the run
-is reported as timed out; a server that cannot start makes runs fall back to cold ones.
+run's wall-clock limit plus a grace period is killed, and the run is a sandbox error; a server
+that cannot start makes runs fall back to cold ones.
+
+Killing a server means killing its PID namespace. bubblewrap's init of the namespace (the child
+of the bubblewrap the host started) runs in a session of its own, so the host's process group
+holds the outer bubblewrap alone, and killing that leaves the init, the server and its runs
+going: they would exit when the server reads the end of its input, but a stopped (SIGSTOP) or
+hung server never reads it (and bubblewrap's `--die-with-parent` is no way out: it would tie the
+server to the thread that started it). So the host records the init when it starts, SIGKILLs it
+(which works whatever its state and takes every process of the namespace with it) when it closes
+the server, and tells the reaper of it, so an owner killed outright leaves nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from taskmint.errors import SandboxError
-from taskmint.lifecycle import track_process_group
+from taskmint.lifecycle import process_start_time, track_process_group
 from taskmint.sandbox.base import (
     Mount,
     RunResult,
@@ -84,6 +93,7 @@ _SPOOL = "/spool"
 _FLAGS = ("-I", "-B")
 _GRACE = 15.0  # seconds past a run's wall limit before the host kills the server itself
 _START_TIMEOUT = 120.0
+_INIT_WAIT = 5.0  # seconds for bubblewrap to start the namespace's init (it takes milliseconds)
 _SERVER_MEMORY = 512 * 1024**2  # the server's own share of its memory cgroup
 SERVER_CAPS = (
     "CAP_SYS_ADMIN",  # unshare and mount, for each run's namespaces
@@ -151,11 +161,32 @@ class ForkServer:
             self.close()
             raise WarmUnavailable(f"could not start the fork server: {exc}") from exc
         track_process_group(self.proc.pid)  # killed by the reaper if taskmint dies first
+        # The namespace's init, in a session of its own: tracked on its own (see the module's
+        # docstring), before the server runs anything.
+        self.inits: list[tuple[int, str]] = []
+        self._find_inits(_INIT_WAIT)
         line = self._readline(_START_TIMEOUT)
         if line is None or not json.loads(line).get("ready"):
             self.close()
             raise WarmUnavailable(f"the fork server did not start: {self._log_tail()}")
+        if not self.inits:  # started slower than `_INIT_WAIT`: it is there now
+            self._find_inits(0.0)
         self.runs = 0
+
+    def _find_inits(self, wait: float) -> None:
+        """Record (and tell the reaper of) the children of the process the host started: for
+        bubblewrap, the init of the server's PID namespace."""
+        deadline = time.monotonic() + wait
+        while True:
+            children = _children(self.proc.pid)
+            if children or self.proc.poll() is not None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.005)
+        for pid in children:
+            start = process_start_time(pid)
+            if start is not None:
+                self.inits.append((pid, start))
+                track_process_group(pid)  # killed by the reaper if taskmint dies first
 
     def _log_tail(self) -> str:
         self.log.seek(0)
@@ -278,12 +309,20 @@ class ForkServer:
             shutil.rmtree(run_dir, ignore_errors=True)
 
     def close(self) -> None:
-        """Stop the server and everything it started."""
+        """Stop the server and everything it started, whatever their state (stopped, hung, or
+        left behind by a bubblewrap killed from outside): SIGKILL needs no cooperation."""
         if getattr(self, "proc", None) is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
+        inits, self.inits = getattr(self, "inits", []), []
+        for pid, start in inits:
+            if process_start_time(pid) == start:  # not a pid reused since
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)  # the namespace, and all in it, goes with it
+        if getattr(self, "proc", None) is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=10)
+        _wait_gone(inits, timeout=10)  # before the cgroup and the spool are removed
         self._cleanup()
 
     def _cleanup(self) -> None:
@@ -299,6 +338,52 @@ class ForkServer:
             remove_cgroup(self.cgroup)  # type: ignore[arg-type]
             self.cgroup = None
         shutil.rmtree(self.spool, ignore_errors=True)
+
+
+def _children(pid: int) -> list[int]:
+    """The children of `pid` (none if it is gone)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                found += [int(child) for child in fh.read().split()]
+        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN: by their parent
+            return _children_by_parent(pid)
+        except (OSError, ValueError):  # the thread ended meanwhile
+            continue
+    return found
+
+
+def _children_by_parent(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with (
+                contextlib.suppress(OSError, ValueError, IndexError),
+                open(f"/proc/{entry}/stat") as fh,
+            ):
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+    return found
+
+
+def _wait_gone(procs: list[tuple[int, str]], timeout: float) -> None:
+    """Until none of `procs` (pid, start time) runs any more (a zombie has ended)."""
+    deadline = time.monotonic() + timeout
+    for pid, start in procs:
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                break
+            if fields[19] != start or fields[0] in ("Z", "X"):
+                break
+            time.sleep(0.01)
 
 
 class WarmPool:
@@ -349,7 +434,12 @@ class WarmPool:
                 raise WarmUnavailable("fork servers for this environment failed to start")
             idle = self._idle.setdefault(key, [])
             server = idle.pop() if idle else None
-        if server is None or not server.alive:
+        if server is not None and not server.alive:
+            # bubblewrap died (killed from outside): what it left (the namespace's init, the
+            # server, the spool and cgroup) goes too
+            server.close()
+            server = None
+        if server is None:
             try:
                 server = ForkServer(
                     self.make_argv,
