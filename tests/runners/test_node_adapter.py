@@ -126,3 +126,26 @@ def test_a_test_process_that_exits_early_is_a_file_error(js, sandbox, tmp_path):
     assert any("test/early.test.js" in e and "ended before" in e for e in report.collection_errors)
     # the other files are untouched
     assert outcomes["test/strings.test.js::strings > reverse flips the order"] == "passed"
+
+
+def test_node_started_by_a_test_with_the_harness_flags_runs_its_own_tests(js, sandbox, tmp_path):
+    """A test that starts node with its own process's flags (which name the harness's
+    reporter) and a test file of its own: that node is not the harness's and runs normally."""
+    inner = 'import { test } from "node:test";\ntest("inner", () => {});\n'
+    probe = (
+        'import { test } from "node:test";\n'
+        'import assert from "node:assert/strict";\n'
+        'import { spawnSync } from "node:child_process";\n'
+        'import { writeFileSync } from "node:fs";\n'
+        'test("a child node runs its tests", () => {\n'
+        f"  writeFileSync('/tmp/inner.test.mjs', {inner!r});\n"
+        "  const r = spawnSync(process.execPath, [...process.execArgv, '/tmp/inner.test.mjs'],"
+        " { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });\n"
+        "  assert.equal(r.status, 0, r.stderr);\n"
+        "  assert.equal(process.argv[1], `${process.cwd()}/test/probe.test.js`);\n"
+        "});\n"
+    )
+    report = _run(js, sandbox, tmp_path, {"test/probe.test.js": probe})
+    assert report.outcome_map()["test/probe.test.js::a child node runs its tests"] == "passed", (
+        report
+    )

@@ -11,12 +11,15 @@
 import { claim } from "./node_child.mjs";
 
 const run = claim();
+if (run === null) throw new Error("node_main.mjs runs only under taskmint's node harness (node_runner.py)");
 const { config, send, ready, testFn, beforeFn, assert, strictAssert, pathToFileURL, cwd, failureMessage } = run;
 
 beforeFn(() => {});
 await ready;
 
 const [a, b] = config.values;
+// as under `node --test`, the test file is the process's script (tests that read argv see it)
+process.argv[1] = `${cwd}/${config.file}`;
 try {
   await import(pathToFileURL(`${cwd}/${config.file}`).href);
   send("loaded");
