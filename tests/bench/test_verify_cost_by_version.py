@@ -1,11 +1,11 @@
 """Benchmark: what grading costs now against another taskmint version, side by side.
 
 For every task of a version (TASKMINT_BENCH_DATASET, e.g. the output of `make demo`), the gold
-patch is graded by `taskmint.verify` of the git ref TASKMINT_BENCH_BASE and then of this checkout
-(default `HEAD~1`; checked out into a temporary worktree and run with its `src` first on the
-path, with this environment's packages), ROUNDS times each after a first round that builds the
-snapshots and environments. Prints the median
-seconds per language for both and their ratio; every gold patch must get 1 from both.
+patch is graded by `taskmint.verify` of the git ref TASKMINT_BENCH_BASE (default `HEAD~1`,
+checked out into a temporary worktree and run with its `src` first on the path, with this
+environment's packages) and then by this checkout's, ROUNDS times each after a first round that
+builds the snapshots and environments. Prints the median seconds per language for both and
+their ratio; every gold patch must get 1 from both.
 Run: `TASKMINT_BENCH_DATASET=output/datasets/taskmint TASKMINT_BENCH_BASE=<ref>
 .venv/bin/python -m pytest -q -s tests/bench/test_verify_cost_by_version.py`.
 """
