@@ -3,6 +3,7 @@ import * as __tmCp from "node:child_process";
 import * as __tmFs from "node:fs";
 import * as __tmPath from "node:path";
 import * as __tmUrl from "node:url";
+import * as __tmZlib from "node:zlib";
 (() => {
   if (process.env.__TM_INNER) return;
   const cwd = process.cwd();
@@ -74,7 +75,7 @@ import * as __tmUrl from "node:url";
     }
   }
   if (RECORDED) {
-    const rec = Buffer.from(RECORDED, "base64");
+    const rec = __tmZlib.gunzipSync(Buffer.from(RECORDED, "base64"));
     out.push(rec);
     try { __tmFs.writeSync(4, rec); } catch {}
   }

@@ -19,6 +19,7 @@ imports the removed code still loads (the variant that "also stubs missing expor
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import posixpath
 import re
@@ -53,7 +54,8 @@ def forgery_patch(
     """A `git diff` appending the attack to `path` (whose text is `source`): `exports` get
     stand-ins; `recorded` is replayed."""
     code = ATTACK.replace("__TEST_PATHS__", json.dumps(list(test_paths))).replace(
-        "__RECORDED__", json.dumps(base64.b64encode(recorded).decode() if recorded else "")
+        "__RECORDED__",
+        json.dumps(base64.b64encode(gzip.compress(recorded)).decode() if recorded else ""),
     )
     stubs = "".join(
         f"export class {name} {{ constructor() {{}} }}\n"
