@@ -93,6 +93,7 @@ def _plain_node(task: Task, cache_dir: Path) -> float:
         return time.monotonic() - start
 
 
+@pytest.mark.timeout(4 * 3600)
 def test_forged_streams_on_every_javascript_task(dataset: Path, tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     tasks = [t for t in load_tasks(dataset, streaming=False) if t.language == "javascript"]
