@@ -280,6 +280,7 @@ def test_grader_on_the_host_without_docker(folder, tmp_path):
             "TASKMINT_GRADE_WS": str(root / "ws"),
             "TASKMINT_PYTHON": sys.executable,
             "TASKMINT_RUN_AS": "self",
+            "TASKMINT_CHECK_ENVIRONMENT": "0",  # the digests are the image's
         }
         test_sh = str(folder / "tests" / "test.sh")
         subprocess.run(["bash", test_sh], env=env, check=True, timeout=300)
@@ -297,6 +298,12 @@ def test_oracle_scores_1_and_nop_0_in_local_trials(exported):
     assert [r.reward for r in oracle] == [1.0] * len(exported), [r.logs for r in oracle]
     assert [r.reward for r in nop] == [0.0] * len(exported), [r.details for r in nop]
     assert all(r.details["expected"] >= 1 and not r.details["tampered"] for r in oracle + nop)
+    assert {r.verifier_mode for r in oracle + nop} == {"separate"}  # the tasks ask for it
+    # as a harness that shares the agent's container grades: the environment check (node among
+    # the digests of the image) finds nothing changed
+    shared = run_trial(exported[0], "oracle", verifier_mode="shared")
+    assert shared.reward == 1.0, shared.logs
+    assert _grade_json(shared)["environment_checked"] is True
 
 
 def _gold_agent(folder: Path) -> str:
