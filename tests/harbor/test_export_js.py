@@ -389,14 +389,17 @@ def test_a_forged_report_does_not_count(folder, tasks):
         assert result.reward == 0.0, graded
         assert graded["kept_paths"] == [source]  # the forger was graded: it ran in the tests
         assert set(graded["outcomes"].values()) == {"missing"}, graded
+        graded_in = result.verifier_container or result.container  # where the tests ran
         log = subprocess.run(
-            ["docker", "exec", result.container, "cat", "/tmp/taskmint-forger.log"],
+            ["docker", "exec", str(graded_in), "cat", "/tmp/taskmint-forger.log"],
             capture_output=True,
             text=True,
             timeout=60,
         ).stdout
     finally:
-        subprocess.run(["docker", "rm", "-f", str(result.container)], capture_output=True)
+        for cid in (result.container, result.verifier_container):
+            if cid:
+                subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
     assert "nonce: 32" in log, log  # it had the nonce ...
     # ... and the report was out of its reach
     assert any(ln.endswith("/fd/1: EACCES") for ln in log.splitlines()), log

@@ -260,7 +260,8 @@ def test_keep_leaves_the_container_for_inspection(base_image, api, tmp_path):
 # reward, a file outside /app, a process, and in /app links out of it, a setuid file and a fifo.
 LEAVINGS = (
     FIX + "; echo '{\"reward\": 1}' > /logs/verifier/reward.json; touch /tmp/agent-was-here; "
-    "(exec -a taskmint-stray sleep 500 &); cd /app && ln -s /etc/passwd out && ln -s ../etc up && ln -s add.sh in && "
+    "(exec -a taskmint-stray sleep 500 &); cd /app && ln -s /etc/passwd out && ln -s ../etc up && "
+    "ln -s add.sh in && "
     "echo x > suid && chmod 4777 suid && mkfifo pipe && mkdir -p /logs/artifacts && "
     "echo kept > /logs/artifacts/note"
 )

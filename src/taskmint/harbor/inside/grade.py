@@ -713,9 +713,14 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     strays = stop_strays() if root else []
     # before anything of the environment is trusted (what the agent left running is stopped
     # first, so nothing changes it after the check)
+    checked = time.monotonic()
     problems = environment_problems(tests_dir)
+    check_seconds = round(time.monotonic() - checked, 3)
     if problems:
-        return _tampered_environment(spec, problems, strays, start)
+        return {
+            **_tampered_environment(spec, problems, strays, start),
+            "check_seconds": check_seconds,
+        }
     pristine = tempfile.mkdtemp(prefix="taskmint-pristine-")
     runner = _private_copy(os.path.join(tests_dir, "runner"))
     # the tests' HOME and TMPDIR: a fresh folder, not the /tmp the agent could write to
@@ -766,6 +771,7 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         "rejected_paths": rejected,
         "findings": findings,
         "environment_checked": problems is not None,
+        "check_seconds": check_seconds,
         "stopped_processes": len(strays),
         "outcomes": {t: outcomes.get(t, "missing") for t in expected},
         "wall_time": round(time.monotonic() - start, 3),
