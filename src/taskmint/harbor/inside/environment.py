@@ -225,6 +225,7 @@ def check(manifest: dict[str, Any]) -> list[str]:
         # a folder on the way to the tree replaced by a link would move the whole tree
         if os.path.realpath(root) != root and entries.get(root) == "dir":
             problems.append(f"{root}: now reached through a link ({os.path.realpath(root)})")
+            seen.update(p for p in entries if p == root or p.startswith(root + "/"))
             continue
         seen.add(root)
         got_root = state(root)

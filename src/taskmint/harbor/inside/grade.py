@@ -4,8 +4,8 @@ It is one long file because it is shipped into each task's tests/ as a single sc
 the seed's interpreter with nothing of taskmint installed.
 
 This file runs INSIDE the task's container, under the seed environment's interpreter, and
-imports nothing but the standard library (and, when shipped, the `scan.py` beside it). It
-applies the defences of `taskmint.verify.grade_patch`:
+imports nothing but the standard library (and, when shipped, `scan.py` and `environment.py`
+beside it). It applies the defences of `taskmint.verify.grade_patch`:
 
 - the environment is checked before it is trusted, where the task ships the digests taken at
   export (`environment.json`, compared by `environment.py` beside this file): this grader runs
