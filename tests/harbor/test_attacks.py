@@ -224,7 +224,8 @@ def test_a_root_agents_attack_on_a_shared_verifier_gets_0(root_folder, name):
     if name in TAMPERING:
         assert result.details["tampered"] == 1, grade
         assert grade["reason"].startswith("tampered environment: "), grade
-    else:  # nothing to see: the planted cache was never read, and the code was never fixed
+    else:  # the planted cache was removed unread, and the code was never fixed
+        assert grade["bytecode_removed"] >= 1 and not grade["tampered"], grade
         gold = run_trial(
             root_folder, f"{_solve(root_folder)}\n{ROOT_ATTACKS[name]}", verifier_mode="shared"
         )

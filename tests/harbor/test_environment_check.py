@@ -29,17 +29,38 @@ def _tree(tmp_path: Path) -> Path:
     return root
 
 
-def test_an_untouched_environment_passes_and_bytecode_caches_are_not_read(tmp_path):
+def test_an_untouched_environment_passes_and_unknown_bytecode_is_removed(tmp_path):
     root = _tree(tmp_path)
+    cache = root / "site-packages" / "pkg" / "__pycache__"
+    cache.mkdir()
+    (cache / "__init__.cpython-311.pyc").write_bytes(b"compiled")
+    (cache / "__init__.cpython-311.opt-1.pyc").write_bytes(b"read only under -O")
     binary = tmp_path / "python3.11"
     manifest = _manifest(
         root, {str(binary): environment.state(str(binary)), "/etc/nowhere.preload": "absent"}
     )
+    assert str(cache / "__init__.cpython-311.pyc") in manifest["entries"]
+    assert not any(".opt-1." in p for p in manifest["entries"])
     assert environment.check(manifest) == []
-    # a cache is never read (the grader runs with a pycache_prefix nobody can create)
+    # a cache planted (or rewritten) by a root agent: a difference, which the grader, as root,
+    # removes instead (the tests then compile from the checked source)
     (root / "__pycache__").mkdir()
-    (root / "__pycache__" / "os.cpython-311.pyc").write_bytes(b"planted")
-    assert environment.check(manifest) == []
+    planted = root / "__pycache__" / "os.cpython-311.pyc"
+    planted.write_bytes(b"planted")
+    (cache / "__init__.cpython-311.pyc").write_bytes(b"rewritten")
+    (cache / "__init__.cpython-311.opt-1.pyc").write_bytes(b"left alone")
+    assert sorted(environment.check(manifest)) == sorted(
+        [
+            f"{root}/__pycache__: new",
+            f"{planted}: new",
+            f"{cache}/__init__.cpython-311.pyc: changed",
+        ]
+    )
+    removed: list[str] = []
+    assert environment.check(manifest, removed) == []
+    assert sorted(removed) == [str(planted), f"{cache}/__init__.cpython-311.pyc"]
+    assert not planted.exists() and (cache / "__init__.cpython-311.opt-1.pyc").exists()
+    assert environment.check(manifest, []) == []  # a cache gone costs a compile, nothing more
 
 
 def test_every_change_to_the_environment_is_listed(tmp_path):
@@ -107,5 +128,5 @@ def test_the_probe_digests_this_interpreter_and_its_tools():
     assert libc, manifest["bootstrap"]  # the libraries it maps
     stdlib = os.path.dirname(os.path.realpath(os.__file__))
     assert stdlib in manifest["trees"] and f"{stdlib}/os.py" in manifest["entries"]
-    assert not any("__pycache__" in p for p in manifest["entries"])
+    assert not any(".opt-1.pyc" in p for p in manifest["entries"])
     assert "/etc/ld.so.preload" in manifest["entries"]

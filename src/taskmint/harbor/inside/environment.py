@@ -13,11 +13,14 @@ on both sides with nothing but the standard library:
   grader and `test.sh` call (bash, sha256sum, node) and their libraries, and the dynamic
   loader's configuration (`/etc/ld.so.preload` must stay absent);
 - at grading, `grade.py` (itself under `python -I -S`, which reads no site-packages and no
-  `.pth`) calls `check(manifest)`, which lists every difference: a changed, new or missing
-  file in a tree (new `.py`, `.pth`, `.pyc` or `.so` files shadow modules, so nothing new is
-  allowed), a changed file, a link pointing elsewhere, a folder on the way replaced by a link.
-  Bytecode caches (`__pycache__`) are not digested: the grader and the tests run with a
-  `pycache_prefix` no one can write, so the interpreter never reads them.
+  `.pth`) calls `check(manifest, removed=[])`, which lists every difference: a changed, new
+  or missing file in a tree (new `.py`, `.pth`, `.pyc` or `.so` files shadow modules, so
+  nothing new is allowed), a link pointing elsewhere, a folder on the way replaced by a link.
+  Bytecode caches are digested too, but a cache file that differs from the export's (or is
+  new, or gone) is removed before the tests run, as root, not flagged: a root agent's own
+  `python` writes caches, and the interpreter compiles again from the checked source. The
+  grader itself reads no cache (`pycache_prefix` on a folder that cannot exist), since it
+  starts before the check; `.opt-N.pyc` files, read only under `-O`, are left alone.
 
 What this cannot see: a root agent that replaces bash (which runs `test.sh`), the dynamic
 loader or the C library can make every check in the container lie. Harbor's separate verifier
@@ -37,7 +40,7 @@ import sys
 from typing import Any
 
 VERSION = 1
-SKIPPED_DIRS = frozenset({"__pycache__"})  # never read: see the module docstring
+CACHE_DIR = "__pycache__"
 # the dynamic loader's configuration; ld.so.preload must not exist
 LOADER_FILES = ("/etc/ld.so.preload", "/etc/ld.so.cache", "/etc/ld.so.conf")
 LOADER_TREES = ("/etc/ld.so.conf.d",)
@@ -86,18 +89,28 @@ def state(path: str) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def _unread(dirpath: str, name: str) -> bool:
+    """A cache file only an optimizing interpreter (`-O`) reads."""
+    return os.path.basename(dirpath) == CACHE_DIR and ".opt-" in name
+
+
+def _in_cache(path: str) -> bool:
+    return os.path.basename(os.path.dirname(path)) == CACHE_DIR
+
+
 def walk(root: str) -> dict[str, str]:
-    """path -> state of everything under `root` (links not followed, `__pycache__` skipped),
+    """path -> state of everything under `root` (links not followed; `.opt-N.pyc` left out),
     the folders included."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        dirnames.sort()
         for name in dirnames:
             path = os.path.join(dirpath, name)
             out[path] = state(path) if os.path.islink(path) else "dir"
         for name in filenames:
-            path = os.path.join(dirpath, name)
-            out[path] = state(path)
+            if not _unread(dirpath, name):
+                path = os.path.join(dirpath, name)
+                out[path] = state(path)
     return out
 
 
@@ -200,14 +213,28 @@ def probe(tools: list[str]) -> dict[str, Any]:
 # --- grading: the check ----------------------------------------------------------------------
 
 
-def check(manifest: dict[str, Any]) -> list[str]:
+def check(manifest: dict[str, Any], removed: list[str] | None = None) -> list[str]:
     """Every difference between this environment and `manifest`, one "path: what" line each
-    (an empty list: nothing changed)."""
+    (an empty list: nothing changed). With `removed` (a list), a bytecode cache file that
+    differs is deleted and its path added there instead (a new `__pycache__` folder is no
+    difference then)."""
     entries: dict[str, str] = manifest["entries"]
     problems: list[str] = []
 
     def differs(path: str, want: str, got: str) -> None:
         if got == want:
+            return
+        if removed is not None and _in_cache(path):
+            if got not in ("absent", "dir"):  # a missing cache costs a compile, nothing more
+                try:
+                    os.unlink(path)
+                except OSError as exc:
+                    problems.append(f"{path}: bytecode that cannot be removed ({exc.strerror})")
+                else:
+                    removed.append(path)
+            return
+        new_cache = (want, got) == ("absent", "dir") and os.path.basename(path) == CACHE_DIR
+        if removed is not None and new_cache:
             return
         if want == "absent":
             problems.append(f"{path}: new")

@@ -65,11 +65,13 @@ import time
 from typing import Any
 
 WORKSPACE = "/workspace"  # the path the task's runner options name (rebased to the real one)
-# The interpreter reads no bytecode cache of the environment's (a root agent could plant one
-# for any module): its cache folder is one that cannot exist (procfs takes no new entries), and
-# with -B nothing is written. test.sh starts this grader the same way.
+# This grader reads no bytecode cache of the environment's (a root agent could plant one for
+# any module, and the grader starts before its check): its cache folder is one that cannot
+# exist (procfs takes no new entries), and with -B nothing is written. test.sh starts it so.
+# The tests read the caches only once the check has removed every one it does not know.
 NO_PYCACHE = "/proc/taskmint-no-pycache"
 PYTHON_FLAGS = ("-I", "-B", "-X", f"pycache_prefix={NO_PYCACHE}")
+CHECKED_FLAGS = ("-I", "-B")
 _SEVERITY = {"passed": 0, "xpassed": 1, "skipped": 2, "xfailed": 3, "failed": 4, "error": 5}
 
 
@@ -337,9 +339,16 @@ def _rebase(value: str, ws: str) -> str:
 
 
 def run_tests(
-    ws: str, runner: str, python: str, spec: dict[str, Any], test_ids: list[str], uid: int | None
+    ws: str,
+    runner: str,
+    python: str,
+    spec: dict[str, Any],
+    test_ids: list[str],
+    uid: int | None,
+    flags: tuple[str, ...] = PYTHON_FLAGS,
 ) -> tuple[list[dict[str, Any]], bool, bool]:
-    """Run `test_ids` through the runner's channel: (report records, nonce ok, timed out)."""
+    """Run `test_ids` through the runner's channel: (report records, nonce ok, timed out);
+    `flags` are a Python runner's interpreter flags."""
     if spec["runner"] == "node":
         return run_node(ws, runner, spec, test_ids, uid)
     nonce = secrets.token_hex(16)
@@ -362,7 +371,7 @@ def run_tests(
         if uid is not None:
             extra = {"user": uid, "group": uid, "extra_groups": []}
         proc = subprocess.Popen(
-            [python, *PYTHON_FLAGS, os.path.join(runner, "run_pytest.py"), "--channel"],
+            [python, *flags, os.path.join(runner, "run_pytest.py"), "--channel"],
             cwd=ws,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -648,12 +657,13 @@ def _load_beside(tests_dir: str, name: str) -> Any:
     return module
 
 
-def environment_problems(tests_dir: str) -> list[str] | None:
+def environment_problems(tests_dir: str, removed: list[str] | None = None) -> list[str] | None:
     """How this container's environment differs from the digests taken at export
     (`environment.json`, compared by `environment.py`, both beside this file): the
     interpreter, its standard library and site-packages (`.pth` files, `sitecustomize`), the
     shared libraries, the tools, the loader's configuration. None when the task ships no
-    digests, or with TASKMINT_CHECK_ENVIRONMENT=0 (a grader run outside the task's image)."""
+    digests, or with TASKMINT_CHECK_ENVIRONMENT=0 (a grader run outside the task's image).
+    Bytecode caches it does not know are deleted (their paths added to `removed`)."""
     if os.environ.get("TASKMINT_CHECK_ENVIRONMENT") == "0":
         return None
     path = os.path.join(tests_dir, "environment.json")
@@ -663,7 +673,7 @@ def environment_problems(tests_dir: str) -> list[str] | None:
     if module is None:
         return ["environment.py: missing beside grade.py"]
     with open(path, encoding="utf-8") as fh:
-        return list(module.check(json.load(fh)))
+        return list(module.check(json.load(fh), removed))
 
 
 def _tampered_environment(
@@ -714,12 +724,14 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     # before anything of the environment is trusted (what the agent left running is stopped
     # first, so nothing changes it after the check)
     checked = time.monotonic()
-    problems = environment_problems(tests_dir)
+    removed: list[str] = []
+    problems = environment_problems(tests_dir, removed)
     check_seconds = round(time.monotonic() - checked, 3)
     if problems:
         return {
             **_tampered_environment(spec, problems, strays, start),
             "check_seconds": check_seconds,
+            "bytecode_removed": len(removed),
         }
     pristine = tempfile.mkdtemp(prefix="taskmint-pristine-")
     runner = _private_copy(os.path.join(tests_dir, "runner"))
@@ -740,7 +752,8 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
             lock_down(ws, readonly, uid)
         before = digest(ws, readonly)
         ids = [*expected, *([canaries["must_pass"], canaries["must_fail"]] if canaries else [])]
-        records, nonce_ok, timed_out = run_tests(ws, runner, python, spec, ids, uid)
+        flags = PYTHON_FLAGS if problems is None else CHECKED_FLAGS  # see NO_PYCACHE
+        records, nonce_ok, timed_out = run_tests(ws, runner, python, spec, ids, uid, flags)
         # a process the tests left in a session of its own could still write the reward files
         strays += stop_strays() if root else []
         changed = digest(ws, readonly) != before
@@ -772,6 +785,7 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         "findings": findings,
         "environment_checked": problems is not None,
         "check_seconds": check_seconds,
+        "bytecode_removed": len(removed),
         "stopped_processes": len(strays),
         "outcomes": {t: outcomes.get(t, "missing") for t in expected},
         "wall_time": round(time.monotonic() - start, 3),
