@@ -4,7 +4,9 @@ A version holding the tiny seed's Python tasks and the tinyjs seed's JavaScript 
 exported with `export_harbor` (seconds per task), then every folder is tried with
 `run_trials`: oracle (the task images built, unless an earlier run left them), oracle again
 (images reused), and nop; and `verify(task, task.patch)` runs on each task in this process.
-Prints the medians per language and the ratio of a warm oracle trial to a plain `verify`.
+Prints the medians per language and the ratio of a warm oracle trial to a plain `verify`,
+then the verifier's seconds in shared and in separate mode (warm oracle trials of every
+folder in each), and the grader's environment check among them.
 Run: `.venv/bin/python -m pytest -q -s tests/bench/test_harbor_trials.py`.
 """
 
@@ -87,3 +89,23 @@ def test_export_and_trials_against_verify(dataset: Path, cache_dir: Path, tmp_pa
         "warm oracle, median seconds per phase:",
         {p: round(statistics.median(r.seconds.get(p, 0.0) for r in warm), 2) for p in phases},
     )
+
+    # The verifier's cost in each mode, warm: shared (test.sh in the agent's container) against
+    # separate (the artifacts copied out, a fresh container, test.sh there), and of the grader's
+    # environment check inside it.
+    shared = run_trials(folders, "oracle", verifier_mode="shared")
+    separate = run_trials(folders, "oracle", verifier_mode="separate")
+    assert [r.reward for r in shared + separate] == [1.0] * (2 * len(folders))
+    print("language    verifier: shared  separate  (artifacts)  check  grader")
+    for language in sorted({t.language for t in tasks.values()}):
+        ids = {i for i, t in tasks.items() if t.language == language}
+        mine = [r for r in shared if r.task in ids]
+        apart = [r for r in separate if r.task in ids]
+        grades = [json.loads(r.logs["verifier/grade.json"]) for r in mine + apart]
+        print(
+            f"{language:<10} {_median([r.seconds['verify'] for r in mine]):>16}"
+            f"  {_median([r.seconds['artifacts'] + r.seconds['verify'] for r in apart]):>8}"
+            f"  {_median([r.seconds['artifacts'] for r in apart]):>11}"
+            f"  {_median([g['check_seconds'] for g in grades]):>5}"
+            f"  {_median([g['wall_time'] for g in grades]):>6}"
+        )

@@ -1,10 +1,15 @@
 """Attacks by the agent on an exported Harbor task, tried through the local trial runner, which
-runs them as Harbor does: as task.toml's agent user, in the container the verifier then runs in,
-with /tests uploaded over whatever is there and /logs/verifier left as the agent left it.
+runs them as Harbor does: as task.toml's agent user, with /tests uploaded over whatever is there
+and /logs/verifier left as the agent left it.
 
-Each attack gets 0, and the gold solution with the attack beside it still gets 1. Where an
-attack fails only because the agent is not root (task.toml's `[agent] user`), the same attack
-by a root agent is tried too, and it wins: the defence is the user, and the test can fail.
+The exported tasks ask for a separate verifier (a fresh container of the pristine image, only
+/app carried over); a harness without one grades in the agent's container ("shared"). The
+attacks on that shared container are tried there: each gets 0, and the gold solution with the
+attack beside it still gets 1. The same attacks by an agent run as root (a harness that ignores
+`[agent] user`) get 0 too: in a separate verifier they never reach the grading, and in a shared
+one the grader's environment check (digests taken at export) sees them. Attacks no check inside
+a shared container can stop (bash replaced, a root process rewriting test.sh as it lands) are
+tried in separate mode.
 """
 
 from __future__ import annotations
@@ -35,6 +40,45 @@ _PTH = (
     "(('reward.txt', '1'), ('reward.json', '{\"reward\": 1}'))])"
 )
 SITE = "$(python -c 'import site; print(site.getsitepackages()[0])')"
+# A bytecode file planted for a module the grader imports (difflib): its header names the
+# source's own mtime and size, so an interpreter that reads __pycache__ runs it instead.
+_PYC = (
+    "import difflib, importlib.util, os\n"
+    "import importlib._bootstrap_external as b\n"
+    "src = difflib.__file__\n"
+    "st = os.stat(src)\n"
+    "code = compile(open(src).read() + '\\n' + PAYLOAD, src, 'exec')\n"
+    "data = b._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size)\n"
+    "open(importlib.util.cache_from_source(src), 'wb').write(data)\n"
+).replace("PAYLOAD", repr(_PTH))
+
+_DAEMON = """
+
+def _taskmint_daemon():
+    import os, time
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    for _ in range(6000):
+        time.sleep(0.01)
+        try:
+            with open("/logs/verifier/grade.json") as fh:
+                done = '"instance_id"' in fh.read()
+        except OSError:
+            continue
+        if done:
+            for name, text in (("reward.json", '{"reward": 1}'), ("reward.txt", "1")):
+                with open("/logs/verifier/.x", "w") as fh:
+                    fh.write(text)
+                os.replace("/logs/verifier/.x", "/logs/verifier/" + name)
+            break
+    os._exit(0)
+
+
+_taskmint_daemon()
+"""
 
 ATTACKS = {
     # rewards written before the verifier runs
@@ -66,12 +110,40 @@ ATTACKS = {
         " printf '[pytest]\\naddopts = -p no:taskmint\\n' > pytest.ini;"
         " printf 'import sys; sys.exit(0)\\n' > sitecustomize.py"
     ),
+    # the project's source made to leave, while the tests run, a process of a session of its
+    # own that replaces the reward files once the grader has written them
+    "tests_daemon": "for f in $(find . -name '*.py' -not -path './tests/*'); do "
+    f"cat >> \"$f\" <<'EOF_DAEMON'\n{_DAEMON}EOF_DAEMON\ndone",
     # the project's source made to end the run early, as a pass
     "early_exit": "for f in $(find . -name '*.py' -not -path './tests/*'); do "
     "printf 'import os\\nos._exit(0)\\n' >> \"$f\"; done",
 }
 BREAKS_THE_CODE = {"early_exit"}  # no gold solution survives it
 NEEDS_ROOT = {"planted_tests", "environment_pth", "interpreter_replaced"}
+
+# What an agent run as root can do beyond the above, and where each is stopped.
+ROOT_ATTACKS = {
+    "environment_pth": ATTACKS["environment_pth"],
+    "interpreter_replaced": ATTACKS["interpreter_replaced"],
+    # a bytecode cache of the grader's own imports, rewriting the reward at its exit
+    "bytecode_planted": f"python -c {shlex.quote(_PYC)}",
+    # bash itself replaced (it runs test.sh)
+    "bash_replaced": (
+        "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > /tmp/bash && "
+        'chmod 755 /tmp/bash && mv /tmp/bash "$(readlink -f "$(command -v bash)")"'
+    ),
+    # a root process left running that rewrites test.sh as soon as it is uploaded
+    "root_rewriter": (
+        "nohup sh -c 'while :; do if [ -f /tests/test.sh ] && ! grep -q OWNED /tests/test.sh; "
+        'then printf "#!/bin/bash\\n# OWNED\\necho 1 > /logs/verifier/reward.txt\\n" '
+        "> /tests/test.sh; fi; sleep 0.005; done' >/dev/null 2>&1 &"
+    ),
+}
+# the mode each is tried in: the shared container's check stops the first three; nothing in a
+# shared container stops the last two (docs/training.md), a separate verifier stops all five
+SHARED = ("environment_pth", "interpreter_replaced", "bytecode_planted")
+SEPARATE = ("environment_pth", "interpreter_replaced", "bash_replaced", "root_rewriter")
+TAMPERING = {"environment_pth", "interpreter_replaced"}  # seen by the shared check
 
 
 @pytest.fixture(scope="module")
@@ -112,29 +184,68 @@ def test_the_agent_is_not_root_and_owns_only_the_app(folder):
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_an_attack_gets_0_and_gold_beside_it_still_gets_1(folder, name):
+    """In the agent's own container (a harness without separate verifiers), where these
+    attacks aim."""
     attack = ATTACKS[name]
-    alone = run_trial(folder, attack)
+    alone = run_trial(folder, attack, verifier_mode="shared")
     assert alone.error is None, alone.error
     assert alone.reward == 0.0, (alone.details, alone.logs.get("verifier"))
     if name in BREAKS_THE_CODE:
         return
-    gold = run_trial(folder, ["bash", "-c", f"{_solve(folder)}\n{attack}"])
+    gold = run_trial(folder, ["bash", "-c", f"{_solve(folder)}\n{attack}"], verifier_mode="shared")
     assert gold.error is None, gold.error
     assert gold.reward == 1.0, (gold.details, gold.logs.get("verifier"), gold.logs["agent"])
 
 
 @pytest.mark.parametrize("name", sorted(NEEDS_ROOT))
-def test_the_same_attack_by_a_root_agent_is_stopped_only_by_the_user(folder, root_folder, name):
-    """As the agent user the attack is refused by the file system; as root it gets in: for the
-    environment .pth and the replaced interpreter it wins outright, which is why the export
-    names an agent user."""
-    refused = run_trial(folder, ATTACKS[name])
+def test_as_the_agent_user_the_file_system_refuses_the_attack(folder, name):
+    refused = run_trial(folder, ATTACKS[name], verifier_mode="shared")
     assert "Permission denied" in refused.logs["agent"], refused.logs["agent"]
     assert refused.reward == 0.0
-    as_root = run_trial(root_folder, ATTACKS[name])
-    assert "Permission denied" not in as_root.logs["agent"], as_root.logs["agent"]
-    if name != "planted_tests":  # Harbor's upload replaces the planted files themselves
-        assert as_root.reward == 1.0, (as_root.details, as_root.logs.get("verifier"))
+
+
+def test_a_root_agent_and_the_gold_solution_get_1_in_both_verifier_modes(root_folder):
+    for mode in ("shared", "separate"):
+        result = run_trial(root_folder, "oracle", verifier_mode=mode)
+        assert result.verifier_mode == mode
+        assert result.reward == 1.0, (mode, result.details, result.logs.get("verifier"))
+        assert result.details["tampered"] == 0, result.logs.get("verifier/grade.json")
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_a_root_agents_attack_on_a_shared_verifier_gets_0(root_folder, name):
+    """The agent is root and the verifier runs in its container: the grader's environment
+    check (digests of the export) sees what was changed, and reads no bytecode cache."""
+    result = run_trial(root_folder, ROOT_ATTACKS[name], verifier_mode="shared")
+    assert "Permission denied" not in result.logs["agent"], result.logs["agent"]
+    assert result.agent_exit_code == 0, result.logs["agent"]
+    assert result.reward == 0.0, (result.details, result.logs.get("verifier"))
+    grade = json.loads(result.logs["verifier/grade.json"])
+    if name in TAMPERING:
+        assert result.details["tampered"] == 1, grade
+        assert grade["reason"].startswith("tampered environment: "), grade
+    else:  # the planted cache was removed unread, and the code was never fixed
+        assert grade["bytecode_removed"] >= 1 and not grade["tampered"], grade
+        gold = run_trial(
+            root_folder, f"{_solve(root_folder)}\n{ROOT_ATTACKS[name]}", verifier_mode="shared"
+        )
+        assert gold.reward == 1.0, (gold.details, gold.logs.get("verifier"))
+
+
+@pytest.mark.parametrize("name", SEPARATE)
+def test_a_root_agents_attack_never_reaches_a_separate_verifier(root_folder, name):
+    result = run_trial(root_folder, ROOT_ATTACKS[name])  # the task's own mode
+    assert result.verifier_mode == "separate"
+    assert "Permission denied" not in result.logs["agent"], result.logs["agent"]
+    assert result.reward == 0.0, (result.details, result.logs.get("verifier"))
+    assert result.details["tampered"] == 0, result.logs.get("verifier/grade.json")
+
+
+def test_gold_beside_every_root_attack_gets_1_from_a_separate_verifier(root_folder):
+    attacks = "\n".join(ROOT_ATTACKS[name] for name in SEPARATE)
+    result = run_trial(root_folder, f"{_solve(root_folder)}\n{attacks}")
+    assert result.reward == 1.0, (result.details, result.logs.get("verifier"), result.logs)
+    assert result.artifacts["/app"] > 0
 
 
 def _solve(folder: Path) -> str:

@@ -38,9 +38,9 @@ from taskmint.verify.scope import refusal
 # task folder, and the task.toml keys taskmint writes, by section.
 HARBOR_FILES = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh")
 HARBOR_KEYS = {
-    "": {"schema_version"},
+    "": {"schema_version", "artifacts"},
     "task": {"name", "description", "keywords"},
-    "verifier": {"timeout_sec"},
+    "verifier": {"timeout_sec", "user", "environment_mode"},
     "agent": {"timeout_sec"},
     "environment": {"build_timeout_sec", "cpus", "memory_mb", "storage_mb", "network_mode"},
 }
@@ -101,6 +101,7 @@ def _members(archive: Path) -> dict[str, bytes]:
 def test_layout_and_task_toml_follow_harbor(exported, tasks, tiny_dataset):
     assert exported and len(exported) == len(tasks)
     record = json.loads((exported[0].parent / EXPORT_RECORD).read_text())
+    assert record["without_environment_digests"] == []
     assert record["skipped"] == [] and sorted(record["exported"]) == sorted(
         p.name for p in exported
     )
@@ -114,6 +115,15 @@ def test_layout_and_task_toml_follow_harbor(exported, tasks, tiny_dataset):
             table = config if not section else config[section]
             assert keys <= set(table), (section, keys - set(table))
         assert config["environment"]["network_mode"] == "no-network"
+        # graded in a fresh container of environment/, with the agent's /app carried over
+        assert config["verifier"]["environment_mode"] == "separate"
+        assert config["artifacts"] == ["/app"] and "environment" not in config["verifier"]
+        # with the digests of the environment image, for a harness that shares the container
+        manifest = json.loads((path / "tests" / "environment.json").read_text())
+        assert manifest["python"] in manifest["bootstrap"] and manifest["trees"]
+        assert manifest["entries"]["/etc/ld.so.preload"] == "absent"
+        assert (path / "tests" / "environment.py").is_file()
+        assert manifest["python"] in (path / "tests" / "test.sh").read_text()
         meta = config["metadata"]
         assert set(meta) >= METADATA_KEYS
         assert meta["instance_id"] == task.instance_id and meta["seed"] == task.seed
@@ -445,6 +455,7 @@ def test_grader_on_the_host_without_docker(folder, tiny_env, tmp_path):
         "TASKMINT_GRADE_WS": str(tmp_path / "ws"),
         "TASKMINT_PYTHON": str(Path(tiny_env.prefix) / "bin" / "python"),
         "TASKMINT_RUN_AS": "self",
+        "TASKMINT_CHECK_ENVIRONMENT": "0",  # the digests are the image's, not this machine's
     }
     subprocess.run(["bash", str(folder / "tests" / "test.sh")], env=env, check=True, timeout=600)
     result = json.loads((tmp_path / "logs" / "grade.json").read_text())

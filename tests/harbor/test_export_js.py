@@ -188,6 +188,26 @@ def _harness(ws: Path, report: Path, nonce: str, files: list[str], select: list[
     )
 
 
+# The descriptors a process writes to a pipe whose other end another process holds (as a test
+# process's results channel): libuv's own pipes have both ends here, and writing into them
+# crashes node.
+OUTGOING_PIPES = """\
+import { readdirSync, readlinkSync, readFileSync } from "node:fs";
+export function outgoingPipes() {
+  const ends = new Map();
+  for (const fd of readdirSync("/proc/self/fd").map(Number).filter((n) => n > 2)) {
+    try {
+      const link = readlinkSync(`/proc/self/fd/${fd}`);
+      const info = readFileSync(`/proc/self/fdinfo/${fd}`, "utf8");
+      const flags = parseInt(/flags:\\s+(\\d+)/.exec(info)[1], 8);
+      if (link.startsWith("pipe:")) ends.set(link, [...(ends.get(link) ?? []), [fd, flags & 3]]);
+    } catch {}
+  }
+  return [...ends.values()].filter((e) => e.length === 1 && e[0][1] === 1).map((e) => e[0][0]);
+}
+"""
+
+
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_node_report_reading_and_grading_are_taskmints(js_seed, tmp_path):
     """A real report of taskmint's node harness (a failing test, a todo, twins, nested suites,
@@ -201,10 +221,15 @@ def test_node_report_reading_and_grading_are_taskmints(js_seed, tmp_path):
     (ws / "test" / "extra.test.js").write_text(EXTRA_TESTS)
     (ws / "test" / "broken.test.js").write_text("import {;\n")
     (ws / "test" / "forger.test.js").write_text(
-        'import { test } from "node:test";\nimport { writeSync } from "node:fs";\n'
-        'writeSync(4, "0".repeat(64) + \' {"seq":1,"type":"end","count":1}\\n\');\n'
+        'import { test } from "node:test";\n'
+        'import { writeSync } from "node:fs";\n'
+        'import { outgoingPipes } from "./pipes.js";\n'
+        "for (const fd of outgoingPipes()) {\n"
+        '  writeSync(fd, "0".repeat(64) + \' {"seq":1,"type":"end","count":1}\\n\');\n'
+        "}\n"
         'test("forged", () => {});\n'
     )
+    (ws / "test" / "pipes.js").write_text(OUTGOING_PIPES)
     nonce = "0123abcd" * 4
     report = tmp_path / "report.jsonl"
     files = [f"test/{n}.test.js" for n in ("strings", "extra", "broken", "forger")]
@@ -297,6 +322,7 @@ def test_grader_on_the_host_without_docker(folder, tmp_path):
             "TASKMINT_GRADE_WS": str(root / "ws"),
             "TASKMINT_PYTHON": sys.executable,
             "TASKMINT_RUN_AS": "self",
+            "TASKMINT_CHECK_ENVIRONMENT": "0",  # the digests are the image's
         }
         test_sh = str(folder / "tests" / "test.sh")
         subprocess.run(["bash", test_sh], env=env, check=True, timeout=300)
@@ -314,6 +340,12 @@ def test_oracle_scores_1_and_nop_0_in_local_trials(exported):
     assert [r.reward for r in oracle] == [1.0] * len(exported), [r.logs for r in oracle]
     assert [r.reward for r in nop] == [0.0] * len(exported), [r.details for r in nop]
     assert all(r.details["expected"] >= 1 and not r.details["tampered"] for r in oracle + nop)
+    assert {r.verifier_mode for r in oracle + nop} == {"separate"}  # the tasks ask for it
+    # as a harness that shares the agent's container grades: the environment check (node among
+    # the digests of the image) finds nothing changed
+    shared = run_trial(exported[0], "oracle", verifier_mode="shared")
+    assert shared.reward == 1.0, shared.logs
+    assert _grade_json(shared)["environment_checked"] is True
 
 
 def _gold_agent(folder: Path) -> str:
@@ -399,14 +431,17 @@ def test_a_forged_report_does_not_count(folder, tasks):
         assert result.reward == 0.0, graded
         assert graded["kept_paths"] == [source]  # the forger was graded: it ran in the tests
         assert set(graded["outcomes"].values()) == {"missing"}, graded
+        graded_in = result.verifier_container or result.container  # where the tests ran
         log = subprocess.run(
-            ["docker", "exec", result.container, "cat", "/tmp/taskmint-forger.log"],
+            ["docker", "exec", str(graded_in), "cat", "/tmp/taskmint-forger.log"],
             capture_output=True,
             text=True,
             timeout=60,
         ).stdout
     finally:
-        subprocess.run(["docker", "rm", "-f", str(result.container)], capture_output=True)
+        for cid in (result.container, result.verifier_container):
+            if cid:
+                subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
     # the harness above the test process is out of its reach: no nonce, no descriptor
     assert "environ: EACCES" in log and "nonce: 0" in log, log
     assert all(ln.endswith(": EACCES") for ln in log.splitlines() if "/fd/" in ln), log

@@ -35,6 +35,10 @@ for name in ("harbor", "harbor.models", "harbor.models.task", "harbor.utils"):
     module.__path__ = [root + "/" + name.replace(".", "/")]
     sys.modules[name] = module
 from harbor.models.task.task import Task
+from harbor.models.task.verifier_mode import (
+    resolve_task_verifier_mode,
+    resolve_verifier_environment_definition,
+)
 out = {}
 for folder in sys.argv[2:]:
     valid = Task.is_valid_dir(folder)
@@ -53,7 +57,18 @@ for folder in sys.argv[2:]:
         "cpus": c.environment.cpus,
         "memory_mb": c.environment.memory_mb,
         "metadata": c.metadata,
+        "verifier_mode": resolve_task_verifier_mode(c).value,
+        "artifacts": [a if isinstance(a, str) else a.source for a in c.artifacts],
     }
+    definition = resolve_verifier_environment_definition(c, task.paths)
+    if definition is not None:
+        out[folder]["verifier_environment"] = {
+            "directory": str(definition.directory),
+            "bundled_tests": definition.bundled_tests,
+            "network_mode": getattr(definition.config.network_mode, "value", None),
+            "cpus": definition.config.cpus,
+            "memory_mb": definition.config.memory_mb,
+        }
 print(json.dumps(out))
 """
 
@@ -103,17 +118,33 @@ def test_harbors_task_model_reads_every_exported_folder(
         assert task["agent_timeout"] > 0 and task["verifier_timeout"] > 0
         assert task["metadata"]["instance_id"] == folder.name
         assert len(task["metadata"]["content_sha256"]) == 64
+        # a separate verifier: a fresh container built from environment/ (a copy of
+        # [environment]: no network), the tests uploaded, the agent's /app carried over
+        assert task["verifier_mode"] == "separate"
+        assert task["artifacts"] == ["/app"]
+        assert task["verifier_environment"] == {
+            "directory": str(folder / "environment"),
+            "bundled_tests": False,
+            "network_mode": "no-network",
+            "cpus": task["cpus"],
+            "memory_mb": task["memory_mb"],
+        }
 
 
 @pytest.mark.parametrize(
     ("damage", "message"),
-    [("network", "network_mode"), ("test_sh", "test.sh"), ("user", "user")],
+    [
+        ("network", "network_mode"),
+        ("test_sh", "test.sh"),
+        ("user", "user"),
+        ("mode", "environment_mode"),
+    ],
 )
 def test_harbors_task_model_refuses_a_broken_folder(
     harbor_wheel, tiny_dataset, cache_dir, tmp_path, damage, message
 ):
-    """The check can fail: a misspelt network mode, a missing tests/test.sh or a user that is
-    neither a name nor a uid is refused by Harbor's own model."""
+    """The check can fail: a misspelt network mode or verifier mode, a missing tests/test.sh or
+    a user that is neither a name nor a uid is refused by Harbor's own model."""
     (folder,) = export_harbor(
         tiny_dataset, tmp_path, task_ids=[_first_id(tiny_dataset)], cache_dir=cache_dir
     )
@@ -122,6 +153,8 @@ def test_harbors_task_model_refuses_a_broken_folder(
         toml.write_text(toml.read_text().replace('"no-network"', '"offline"'))
     elif damage == "test_sh":
         (folder / "tests" / "test.sh").unlink()
+    elif damage == "mode":
+        toml.write_text(toml.read_text().replace('"separate"', '"apart"'))
     else:
         toml.write_text(toml.read_text().replace(f'user = "{AGENT_USER}"', "user = [1]"))
     proc = subprocess.run(

@@ -64,6 +64,11 @@ SOLVE_SH = "#!/bin/bash\nsed -i 's/\\$1 - \\$2/$1 + $2/' /app/add.sh\n"
 FIX = SOLVE_SH.splitlines()[1]
 
 
+SEPARATE = 'artifacts = ["/app"]\n' + TASK_TOML.replace(
+    "[verifier]\n", '[verifier]\nenvironment_mode = "separate"\n'
+)
+
+
 def make_task(
     root: Path,
     base_image: str,
@@ -73,12 +78,15 @@ def make_task(
     test_sh: str = TEST_SH,
     agent_timeout: float = 120.0,
     verifier_timeout: float = 120.0,
+    separate: bool = False,
 ) -> Path:
     task = root / name
     for sub in ("environment", "tests", "solution"):
         (task / sub).mkdir(parents=True)
     (task / "task.toml").write_text(
-        TASK_TOML.format(agent_timeout=agent_timeout, verifier_timeout=verifier_timeout)
+        (SEPARATE if separate else TASK_TOML).format(
+            agent_timeout=agent_timeout, verifier_timeout=verifier_timeout
+        )
     )
     (task / "instruction.md").write_text("add.sh should print the sum of its two arguments.\n")
     (task / "environment" / "Dockerfile").write_text(
@@ -246,7 +254,93 @@ def test_keep_leaves_the_container_for_inspection(base_image, api, tmp_path):
         api.remove_container(result.container, force=True)
 
 
+# -- a separate verifier ------------------------------------------------------------------------
+
+# The agent fixes add.sh and leaves, around it, what must not reach a separate verifier: a planted
+# reward, a file outside /app, a process, and in /app links out of it, a setuid file and a fifo.
+LEAVINGS = (
+    FIX + "; echo '{\"reward\": 1}' > /logs/verifier/reward.json; touch /tmp/agent-was-here; "
+    "(exec -a taskmint-stray sleep 500 &); cd /app && ln -s /etc/passwd out && ln -s ../etc up && "
+    "ln -s add.sh in && "
+    "echo x > suid && chmod 4777 suid && mkfifo pipe && mkdir -p /logs/artifacts && "
+    "echo kept > /logs/artifacts/note"
+)
+LOOK = """\
+#!/bin/bash
+ls /tests; cd /app && stat -c '%A %U %n' *; cat /logs/artifacts/note
+[ -e /tmp/agent-was-here ] && echo LEAKED-FILE
+grep -l 'taskmint-str[a]y' /proc/[0-9]*/cmdline 2>/dev/null && echo LEAKED-PROCESS
+"""
+
+
+def test_a_separate_verifier_gets_the_artifacts_alone_in_a_fresh_container(
+    base_image, api, tmp_path
+):
+    task = make_task(tmp_path, base_image, separate=True, test_sh=TEST_SH + LOOK[12:])
+    result = run_trial(task, LEAVINGS)
+    assert result.error is None and result.agent_exit_code == 0, result.logs["agent"]
+    assert result.verifier_mode == "separate"
+    assert list(result.seconds) == [*PHASES[:4], "artifacts", *PHASES[4:]]
+    # graded on the agent's add.sh, not on the planted reward (left in the agent's container)
+    assert result.reward == 1.0 and result.details == {}, result.logs
+    out = result.logs["verifier"]
+    assert "PASS" in out and "kept" in out and "LEAKED" not in out, out
+    listing = {line.split()[-1]: line.split()[:2] for line in out.splitlines() if " root " in line}
+    # the link inside /app is kept; links out, the fifo and the setuid bit are not
+    assert set(listing) >= {"add.sh", "in", "suid"} and not {"out", "up", "pipe"} & set(listing)
+    assert listing["suid"][0] == "-rwxr-xr-x", listing
+    # /app, add.sh, in and suid; and the folder and its note
+    assert result.artifacts == {"/app": 4, "/logs/artifacts": 2}, result.artifacts
+    assert result.logs["artifacts /app"] == "3 unsafe entries skipped"
+    assert result.verifier_container and result.verifier_container != result.container
+    assert gone(api, result.container) and gone(api, result.verifier_container)
+    # the same task graded in the agent's container: the planted reward wins there
+    shared = run_trial(task, LEAVINGS, verifier_mode="shared")
+    assert shared.verifier_mode == "shared" and shared.details == {"reward": 1}
+    assert "LEAKED-FILE" in shared.logs["verifier"], shared.logs["verifier"]
+
+
+def test_a_separate_verifier_of_its_own_image_holds_its_tests(base_image, api, tmp_path):
+    """tests/Dockerfile is the verifier's image, which holds /tests: nothing is uploaded."""
+    task = make_task(tmp_path, base_image, separate=True, test_sh=TEST_SH + "ls /tests\n")
+    (task / "tests" / "Dockerfile").write_text(f"FROM {base_image}\nCOPY test.sh /tests/test.sh\n")
+    (task / "tests" / "not-in-the-image.txt").write_text("")
+    result = run_trial(task, "oracle")
+    assert result.reward == 1.0, result.logs
+    assert result.verifier_image == image_tag(task / "tests") != result.image
+    assert "not-in-the-image.txt" not in result.logs["verifier"], result.logs["verifier"]
+    assert gone(api, result.verifier_container)
+
+
 # -- without Docker -----------------------------------------------------------------------------
+
+
+def test_the_verifier_mode_follows_harbors_rules(tmp_path):
+    task = make_task(tmp_path, "base")
+    toml = task / "task.toml"
+    assert read_task_settings(task).verifier_mode == "shared"  # nothing said
+    toml.write_text(
+        'artifacts = ["/app/", {source = "/data", destination = "d"}]\n'
+        '[verifier]\nenvironment_mode = "separate"\n[environment]\ncpus = 2\nmemory_mb = 512\n'
+    )
+    settings = read_task_settings(task)
+    assert (settings.verifier_mode, settings.artifacts) == ("separate", ("/app", "/data"))
+    # a copy of [environment]
+    assert (settings.verifier_cpus, settings.verifier_memory_mb) == (2, 512)
+    # [verifier.environment] alone means separate, with its own resources and image
+    toml.write_text('[verifier.environment]\ncpus = 3\ndocker_image = "v:1"\n')
+    settings = read_task_settings(task)
+    assert (settings.verifier_mode, settings.verifier_cpus) == ("separate", 3)
+    assert settings.verifier_image == "v:1"
+    for bad, message in [
+        ('[verifier]\nenvironment_mode = "shared"\n[verifier.environment]\ncpus = 1\n', "shared"),
+        ('[verifier]\nenvironment_mode = "apart"\n', "environment_mode"),
+        ('artifacts = ["app"]\n', "absolute"),
+        ('artifacts = [{source = "/app", exclude = ["*.pyc"]}]\n', "exclude"),
+    ]:
+        toml.write_text(bad)
+        with pytest.raises(TaskmintError, match=message):
+            read_task_settings(task)
 
 
 def test_read_reward_prefers_reward_json_as_harbor_does():
@@ -279,7 +373,12 @@ def test_a_missing_or_unparsable_reward_is_0_with_the_reason(files, reason):
 def test_task_settings_come_from_task_toml_with_harbors_defaults(tmp_path):
     task = make_task(tmp_path, "base", agent_timeout=30, verifier_timeout=45)
     assert read_task_settings(task) == TaskSettings(
-        agent_timeout=30, verifier_timeout=45, build_timeout=600, cpus=1, memory_mb=512
+        agent_timeout=30,
+        verifier_timeout=45,
+        build_timeout=600,
+        cpus=1,
+        memory_mb=512,
+        verifier_memory_mb=512,  # a separate verifier's are [environment]'s
     )
     (task / "task.toml").write_text('version = "1.0"\n[agent]\nuser = "agent"\n')
     assert read_task_settings(task) == TaskSettings(agent_user="agent")

@@ -4,7 +4,11 @@ One folder per task, in Harbor's task format:
 
 - `task.toml`: Harbor's configuration (schema_version 1.4, [task], [metadata], [verifier],
   [agent], [environment] with network_mode "no-network"), the metadata naming the task, its
-  calibration rows, the dataset version and a sha256 over every other file of the folder;
+  calibration rows, the dataset version and a sha256 over every other file of the folder. The
+  verifier is separate (`[verifier] environment_mode = "separate"`, `artifacts = ["/app"]`): a
+  harness that offers it grades in a fresh container of `environment/` (a copy of
+  [environment]) into which only the agent's `/app` is carried, so nothing the agent did to
+  its own container's interpreter, tools or processes reaches the grading, whoever it ran as;
 - `instruction.md`: the problem statement and the first `hint_level` hints;
 - `environment/`: a Dockerfile on the seed's environment image (`taskmint images build`)
   adding the broken tree (the policy view: no history, no gold code, no hidden tests) at `/app`,
@@ -14,7 +18,12 @@ One folder per task, in Harbor's task format:
 - `tests/`: `test.sh`, which runs taskmint's grader (`taskmint/harbor/inside/grade.py`) with
   the environment's interpreter over the agent's tree, with what it needs: the pristine broken
   tree, the pristine tests (hidden ones included), taskmint's runner files (its pytest plugin,
-  or its node reporter), the task's scope and expected ids (`task.json`), and the static scan;
+  or its node reporter), the task's scope and expected ids (`task.json`), the static scan, and
+  the digests of the environment image (`environment.json`, taken at export by
+  `taskmint.harbor.digest`, with `environment.py` to compare them): a harness that shares the
+  agent's container gets a grader that checks the interpreter (sha256sum in test.sh, before
+  starting it), its standard library, site-packages, libraries and tools (hashlib in the
+  grader, under `python -I -S`) and gives 0, "tampered environment", for any change;
 - `solution/solve.sh`: applies the gold patch to `/app` (`git apply`, else `patch`, else the
   patched files from `solution/fixed.tar`: the default base image has neither tool).
 
@@ -44,6 +53,8 @@ from taskmint.config import PipelineConfig
 from taskmint.consumer import workspace
 from taskmint.envs.venv import environment_id
 from taskmint.errors import DatasetError, TaskmintError
+from taskmint.harbor import digest
+from taskmint.harbor.inside import grade
 from taskmint.patches import apply_patch, file_changes
 from taskmint.publish.loader import load_seed, load_tasks, resolve_version
 from taskmint.records import Environment, SeedApp, Task
@@ -80,6 +91,7 @@ SANDBOX_UID = 10001  # the runtime image's unprivileged user: the grader runs th
 AGENT_USER = "agent"  # the agent's user (`[agent] user`): owns /app and nothing else
 AGENT_UID = 10002  # neither root nor the test user, so it can touch neither's files
 VERIFIER_USER = "root"  # the grader locks the tests down and runs them as SANDBOX_UID
+VERIFIER_MODE = "separate"  # Harbor's [verifier] environment_mode: grade in a fresh container
 AGENT_TIMEOUT = 1800.0
 BUILD_TIMEOUT = 600.0
 CPUS = 1
@@ -180,7 +192,8 @@ def task_toml(
         "content_sha256": digest,
     }
     sections = [
-        f"schema_version = {_toml(SCHEMA_VERSION)}\n",
+        # the agent's tree is what a separate verifier gets of the agent's container
+        f"schema_version = {_toml(SCHEMA_VERSION)}\nartifacts = {_toml([APP_DIR])}\n",
         _table(
             "task",
             {
@@ -204,7 +217,16 @@ def task_toml(
             )
             for c in task.calibration
         ),
-        _table("verifier", {"timeout_sec": verifier, "user": VERIFIER_USER}),
+        _table(
+            "verifier",
+            {
+                "timeout_sec": verifier,
+                "user": VERIFIER_USER,
+                # a fresh container of environment/ (a copy of [environment]), with /app carried
+                # over from the agent's and tests/ uploaded: nothing else of the agent's
+                "environment_mode": VERIFIER_MODE,
+            },
+        ),
         _table("agent", {"timeout_sec": AGENT_TIMEOUT, "user": AGENT_USER}),
         _table(
             "environment",
@@ -259,20 +281,89 @@ TEST_SH = """\
 # rebuilds a fresh workspace with the pristine tests (hidden ones included) and canaries, runs
 # the expected tests with taskmint's report plugin and writes /logs/verifier/reward.txt (0 or 1),
 # reward.json (numbers only) and grade.json (with the reason). Paths can be moved with
-# TASKMINT_TESTS_DIR, TASKMINT_APP, TASKMINT_LOGS, TASKMINT_GRADE_WS, TASKMINT_PYTHON and
-# TASKMINT_RUN_AS (see grade.py).
+# TASKMINT_TESTS_DIR, TASKMINT_APP, TASKMINT_LOGS, TASKMINT_GRADE_WS, TASKMINT_PYTHON,
+# TASKMINT_RUN_AS and TASKMINT_CHECK_ENVIRONMENT (see grade.py).
+# The whole script is one block, read before any of it runs.
+{{
 set -u
-here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+src="${{BASH_SOURCE[0]}}"
+case "$src" in */*) here="${{src%/*}}" ;; *) here=. ;; esac
+here="$(cd "$here" && pwd)"
 export TASKMINT_TESTS_DIR="${{TASKMINT_TESTS_DIR:-$here}}"
 logs="${{TASKMINT_LOGS:-/logs/verifier}}"
 python="${{TASKMINT_PYTHON:-{python}}}"
-mkdir -p "$logs"
-# nothing the agent left in the log folder counts: Harbor reads reward.json before reward.txt
-rm -rf "$logs/reward.json" "$logs/reward.txt" "$logs/grade.json"
-echo 0 > "$logs/reward.txt"  # until the grader says otherwise
-"$python" -I -B "$TASKMINT_TESTS_DIR/grade.py"  # it writes the reward files, whatever happens
-exit 0
+[ -d "$logs" ] || mkdir -p "$logs"
+# a zero, written by the shell itself, until the grader says otherwise: nothing the agent left
+# in the log folder counts (Harbor reads reward.json first)
+verdict() {{  # TAMPERED(0|1) REASON
+    printf '0\\n' > "$logs/reward.txt"
+    printf '{{"expected": {expected}, "passed": 0, "reward": 0, "tampered": %s}}\\n' "$1" \\
+        > "$logs/reward.json"
+    printf '{{"reason": "%s", "reward": 0.0, "tampered": %s}}\\n' "$2" \\
+        "$([ "$1" = 1 ] && echo true || echo false)" > "$logs/grade.json"
+}}
+verdict 0 "the grader did not finish"
+{checks}exec "$python" {flags} "$TASKMINT_TESTS_DIR/grade.py"  # it writes the reward files
+}}
 """
+
+# Before the interpreter runs, with the digests of the export: the loader's preload list must
+# not exist (a test by bash itself), and the interpreter and every library it maps must be as
+# they were (sha256sum; the grader checks sha256sum in turn with Python's hashlib, so replacing
+# one of the two is caught by the other).
+CHECKS = """\
+if [ "${{TASKMINT_CHECK_ENVIRONMENT:-1}}" != 0 ]; then
+{preload}    paths=({paths})
+    sums=({sums})
+    got="$({sha256sum} -- "${{paths[@]}}" 2>/dev/null)"
+    bad=""
+    for i in "${{!paths[@]}}"; do
+        case $'\\n'"$got"$'\\n' in
+            *$'\\n'"${{sums[$i]}}  ${{paths[$i]}}"$'\\n'*) ;;
+            *) bad="$bad ${{paths[$i]}}" ;;
+        esac
+    done
+    if [ -n "$bad" ]; then
+        verdict 1 "tampered environment:$bad: changed"
+        echo "reward 0: tampered environment:$bad: changed"; exit 0
+    fi
+fi
+"""
+PRELOAD_CHECK = """\
+    if [ -e /etc/ld.so.preload ] || [ -L /etc/ld.so.preload ]; then
+        verdict 1 "tampered environment: /etc/ld.so.preload: new"
+        echo "reward 0: tampered environment: /etc/ld.so.preload: new"; exit 0
+    fi
+"""
+_SAFE_PATH = re.compile(r"^/[A-Za-z0-9._+@/-]+$")  # written into test.sh and JSON as it is
+
+
+def test_sh(spec: dict[str, Any], manifest: dict[str, Any] | None) -> str:
+    """tests/test.sh: the grader under `python -I -S` with no bytecode cache; with the digests
+    of the export (`manifest`), the interpreter's own, after checking it (`CHECKS`)."""
+    checks, python = "", spec["python"]
+    if manifest is not None:
+        python = manifest["python"]
+        entries = manifest["entries"]
+        sha256sum = manifest.get("tools", {}).get("sha256sum")
+        paths = [p for p in manifest["bootstrap"] if _SAFE_PATH.match(p)]
+        if sha256sum and _SAFE_PATH.match(sha256sum) and paths:
+            one_a_line = "\n" + " " * 8
+            checks = CHECKS.format(
+                # an image that preloads on purpose: the grader checks the list's digest
+                preload=PRELOAD_CHECK if entries.get("/etc/ld.so.preload") == "absent" else "",
+                paths=one_a_line.join(["", *paths]) + "\n    ",
+                sums=one_a_line.join(["", *(entries[p].removeprefix("sha256:") for p in paths)])
+                + "\n    ",
+                sha256sum=sha256sum,
+            )
+    return TEST_SH.format(
+        python=python,
+        expected=len(dict.fromkeys(spec["expected"])),
+        checks=checks,
+        flags=" ".join(["-S", *grade.PYTHON_FLAGS]),
+    )
+
 
 SOLVE_SH = """\
 #!/bin/bash
@@ -373,6 +464,25 @@ def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
 NODE_HARNESS = ("node_runner.py", "node_child.mjs", "node_main.mjs")
 
 
+def _manifest(base: str, spec: dict[str, Any], cache: Path) -> dict[str, Any] | None:
+    """The digests of the environment image `base` as the task's grader sees it (see
+    `taskmint.harbor.digest`); None, with a warning, when they cannot be taken here."""
+    tools = ["bash", "sha256sum"]
+    if spec["runner"] == "node":
+        tools.append(spec["node"])
+    manifest, why = digest.environment_manifest(
+        base, python=spec["python"], tools=tools, cache_dir=cache
+    )
+    if manifest is None:
+        log.warning(
+            "no environment digests for %s: %s; its grader cannot check a shared container "
+            "(only a separate verifier protects it from an agent run as root)",
+            base,
+            why,
+        )
+    return manifest
+
+
 def _copy_runner(dest: Path, runner: str) -> None:
     """taskmint's in-sandbox runner files: the Python ones for pytest, the harness for node."""
     src = inside_dir()
@@ -438,7 +548,11 @@ def export_task(
         shutil.copyfile(_GRADER, tests_dir / "grade.py")
         shutil.copyfile(scan.__file__, tests_dir / "scan.py")
         _copy_runner(tests_dir / "runner", spec["runner"])
-        _write(tests_dir / "test.sh", TEST_SH.format(python=spec["python"]), executable=True)
+        manifest = _manifest(base, spec, cache)
+        if manifest is not None:
+            _write(tests_dir / "environment.json", json.dumps(manifest, sort_keys=True) + "\n")
+            shutil.copyfile(digest.PROBE, tests_dir / "environment.py")
+        _write(tests_dir / "test.sh", test_sh(spec, manifest), executable=True)
         # the solution: the gold patch, and the files it leaves (for images without git/patch)
         gold = task.patch if task.patch.endswith("\n") else task.patch + "\n"
         _write(sol_dir / "gold.patch", gold)
@@ -527,6 +641,10 @@ def export_harbor(
         "hint_level": hint_level,
         "exported": [p.name for p in written],
         "skipped": skipped,
+        # folders whose grader cannot check a shared container (no digests of their image)
+        "without_environment_digests": [
+            p.name for p in written if not (p / "tests" / "environment.json").is_file()
+        ],
         "seconds": timings,
     }
     (out / EXPORT_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

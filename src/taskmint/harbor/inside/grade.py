@@ -4,15 +4,23 @@ It is one long file because it is shipped into each task's tests/ as a single sc
 the seed's interpreter with nothing of taskmint installed.
 
 This file runs INSIDE the task's container, under the seed environment's interpreter, and
-imports nothing but the standard library (and, when shipped, the `scan.py` beside it). It
-applies the defences of `taskmint.verify.grade_patch`:
+imports nothing but the standard library (and, when shipped, `scan.py` and `environment.py`
+beside it). It applies the defences of `taskmint.verify.grade_patch`:
 
+- the environment is checked before it is trusted, where the task ships the digests taken at
+  export (`environment.json`, compared by `environment.py` beside this file): this grader runs
+  under `python -I -S` with no bytecode cache (no site-packages, no `.pth`), and a changed,
+  new or missing file of the interpreter, its standard library, its site-packages, the shared
+  libraries, the tools or the loader's configuration is a reward of 0, "tampered
+  environment" (a harness that runs the agent as root in this container; test.sh checks the
+  interpreter itself with sha256sum before starting it);
 - nothing is taken from the agent but its changes to files the task allows: the agent's tree
   (`/app`) is compared with the pristine broken tree shipped in `tests/broken.tar`, and a
   changed or new file is kept only if the task's scope allows it (not a test path, not a
   protected configuration name, under a source path, a plain text file); deletions, symlinks
   and everything else are dropped and reported;
-- every process the agent left running is killed (as root in a container: `stop_strays`);
+- every process the agent left running is killed (as root in a container: `stop_strays`),
+  and again every process the tests left behind;
 - a fresh workspace is rebuilt from the pristine broken tree, the kept files and the pristine
   tests (`tests/tests.tar`, the hidden tests included); bytecode is removed;
 - canary tests with fresh names are planted (pytest; node's harness runs its own in every
@@ -33,7 +41,8 @@ Paths come from the environment: TASKMINT_TESTS_DIR (default: this file's folder
 TASKMINT_APP (/app), TASKMINT_LOGS (/logs/verifier), TASKMINT_GRADE_WS (/workspace),
 TASKMINT_PYTHON (the task's interpreter, /opt/venv/bin/python), TASKMINT_NODE (a node seed's
 node, else task.json's), TASKMINT_RUN_AS (`self`: do not switch users), TASKMINT_KILL_STRAYS
-(see `stop_strays`).
+(see `stop_strays`), TASKMINT_CHECK_ENVIRONMENT (`0`: no environment check, for a grader run
+outside the task's image).
 """
 
 from __future__ import annotations
@@ -56,6 +65,13 @@ import time
 from typing import Any
 
 WORKSPACE = "/workspace"  # the path the task's runner options name (rebased to the real one)
+# This grader reads no bytecode cache of the environment's (a root agent could plant one for
+# any module, and the grader starts before its check): its cache folder is one that cannot
+# exist (procfs takes no new entries), and with -B nothing is written. test.sh starts it so.
+# The tests read the caches only once the check has removed every one it does not know.
+NO_PYCACHE = "/proc/taskmint-no-pycache"
+PYTHON_FLAGS = ("-I", "-B", "-X", f"pycache_prefix={NO_PYCACHE}")
+CHECKED_FLAGS = ("-I", "-B")
 _SEVERITY = {"passed": 0, "xpassed": 1, "skipped": 2, "xfailed": 3, "failed": 4, "error": 5}
 
 
@@ -339,16 +355,23 @@ def node_input(spec: dict[str, Any], ws: str, test_ids: list[str], nonce: str) -
 
 
 def run_tests(
-    ws: str, runner: str, python: str, spec: dict[str, Any], test_ids: list[str], uid: int | None
+    ws: str,
+    runner: str,
+    python: str,
+    spec: dict[str, Any],
+    test_ids: list[str],
+    uid: int | None,
+    flags: tuple[str, ...] = PYTHON_FLAGS,
 ) -> tuple[list[dict[str, Any]], bool, bool]:
     """Run `test_ids` through the runner's channel: (report records, nonce ok, timed out).
     pytest runs with taskmint's plugin (`run_pytest.py`); node under taskmint's harness
     (`node_runner.py`: each test file's process sends its results signed, on a channel of its
-    own), as the adapters run them."""
+    own), as the adapters run them. `flags` are the Python runner's interpreter flags (the node
+    harness also runs without site: it needs nothing outside the standard library)."""
     nonce = secrets.token_hex(16)
     if spec["runner"] == "node":
         data = json.dumps(node_input(spec, ws, test_ids, nonce)).encode()
-        argv = [python, "-I", "-S", "-B", os.path.join(runner, "node_runner.py"), "--channel"]
+        argv = [python, *flags, "-S", os.path.join(runner, "node_runner.py"), "--channel"]
     else:
         options = dict(spec["options"])
         options["pythonpath"] = [_rebase(p, ws) for p in options.get("pythonpath", [])]
@@ -356,7 +379,7 @@ def run_tests(
         targets = list(dict.fromkeys(t.split("::", 1)[0] for t in test_ids))
         args = [_rebase(a, ws) for a in spec["args"]] + targets
         data = json.dumps({"nonce": nonce, "options": options, "args": args}).encode()
-        argv = [python, "-I", "-B", os.path.join(runner, "run_pytest.py"), "--channel"]
+        argv = [python, *flags, os.path.join(runner, "run_pytest.py"), "--channel"]
     private = tempfile.mkdtemp(prefix="taskmint-channel-")  # 0700: the test user cannot enter
     try:
         in_path, out_path = os.path.join(private, "in.json"), os.path.join(private, "out.jsonl")
@@ -590,15 +613,61 @@ def stop_strays() -> list[int]:
 
 
 def _scan(tests_dir: str, diff: str) -> list[str]:
-    path = os.path.join(tests_dir, "scan.py")
-    if not diff or not os.path.isfile(path):
-        return []
-    spec = importlib.util.spec_from_file_location("taskmint_harbor_scan", path)
+    module = _load_beside(tests_dir, "scan") if diff else None
+    return [] if module is None else list(module.scan_patch(diff))
+
+
+def _load_beside(tests_dir: str, name: str) -> Any:
+    """A module shipped beside this file (`scan.py`, `environment.py`), or None."""
+    path = os.path.join(tests_dir, f"{name}.py")
+    if not os.path.isfile(path):
+        return None
+    spec = importlib.util.spec_from_file_location(f"taskmint_harbor_{name}", path)
     if spec is None or spec.loader is None:
-        return []
+        return None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return list(module.scan_patch(diff))
+    return module
+
+
+def environment_problems(tests_dir: str, removed: list[str] | None = None) -> list[str] | None:
+    """How this container's environment differs from the digests taken at export
+    (`environment.json`, compared by `environment.py`, both beside this file): the
+    interpreter, its standard library and site-packages (`.pth` files, `sitecustomize`), the
+    shared libraries, the tools, the loader's configuration. None when the task ships no
+    digests, or with TASKMINT_CHECK_ENVIRONMENT=0 (a grader run outside the task's image).
+    Bytecode caches it does not know are deleted (their paths added to `removed`)."""
+    if os.environ.get("TASKMINT_CHECK_ENVIRONMENT") == "0":
+        return None
+    path = os.path.join(tests_dir, "environment.json")
+    if not os.path.isfile(path):
+        return None
+    module = _load_beside(tests_dir, "environment")
+    if module is None:
+        return ["environment.py: missing beside grade.py"]
+    with open(path, encoding="utf-8") as fh:
+        return list(module.check(json.load(fh), removed))
+
+
+def _tampered_environment(
+    spec: dict[str, Any], problems: list[str], strays: list[int], start: float
+) -> dict[str, Any]:
+    shown = "; ".join(problems[:5])
+    if len(problems) > 5:
+        shown += f"; and {len(problems) - 5} more"
+    expected = list(dict.fromkeys(spec["expected"]))
+    return {
+        "reward": 0.0,
+        "passed": 0,
+        "expected": len(expected),
+        "tampered": True,
+        "reason": f"tampered environment: {shown}",
+        "instance_id": spec["instance_id"],
+        "environment": problems[:200],
+        "stopped_processes": len(strays),
+        "outcomes": {t: "missing" for t in expected},
+        "wall_time": round(time.monotonic() - start, 3),
+    }
 
 
 def _private_copy(src: str) -> str:
@@ -629,6 +698,18 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     root = os.geteuid() == 0 and os.environ.get("TASKMINT_RUN_AS") != "self"
     uid = int(spec["sandbox_uid"]) if root else None
     strays = stop_strays() if root else []
+    # before anything of the environment is trusted (what the agent left running is stopped
+    # first, so nothing changes it after the check)
+    checked = time.monotonic()
+    removed: list[str] = []
+    problems = environment_problems(tests_dir, removed)
+    check_seconds = round(time.monotonic() - checked, 3)
+    if problems:
+        return {
+            **_tampered_environment(spec, problems, strays, start),
+            "check_seconds": check_seconds,
+            "bytecode_removed": len(removed),
+        }
     pristine = tempfile.mkdtemp(prefix="taskmint-pristine-")
     runner = _private_copy(os.path.join(tests_dir, "runner"))
     # the tests' HOME and TMPDIR: a fresh folder, not the /tmp the agent could write to
@@ -653,7 +734,10 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
             lock_down(ws, readonly, uid)
         before = digest(ws, readonly)
         ids = [*expected, *([canaries["must_pass"], canaries["must_fail"]] if canaries else [])]
-        records, nonce_ok, timed_out = run_tests(ws, runner, python, spec, ids, uid)
+        flags = PYTHON_FLAGS if problems is None else CHECKED_FLAGS  # see NO_PYCACHE
+        records, nonce_ok, timed_out = run_tests(ws, runner, python, spec, ids, uid, flags)
+        # a process the tests left in a session of its own could still write the reward files
+        strays += stop_strays() if root else []
         changed = digest(ws, readonly) != before
     finally:
         shutil.rmtree(pristine, ignore_errors=True)
@@ -686,6 +770,9 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         "kept_paths": sorted(kept),
         "rejected_paths": rejected,
         "findings": findings,
+        "environment_checked": problems is not None,
+        "check_seconds": check_seconds,
+        "bytecode_removed": len(removed),
         "stopped_processes": len(strays),
         "outcomes": {t: outcomes.get(t, "missing") for t in expected},
         "wall_time": round(time.monotonic() - start, 3),
@@ -704,12 +791,19 @@ def write_reward(logs: str, result: dict[str, Any]) -> None:
         "expected": int(result["expected"]),
         "tampered": 1 if result["tampered"] else 0,
     }
-    for name, value in (("grade.json", result), ("reward.json", numbers)):
-        with open(os.path.join(logs, name), "w", encoding="utf-8") as fh:
-            json.dump(value, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-    with open(os.path.join(logs, "reward.txt"), "w", encoding="utf-8") as fh:
-        fh.write(f"{reward}\n")
+    texts = {
+        "grade.json": json.dumps(result, indent=2, sort_keys=True) + "\n",
+        "reward.json": json.dumps(numbers, indent=2, sort_keys=True) + "\n",
+        "reward.txt": f"{reward}\n",
+    }
+    for name, text in texts.items():
+        path = os.path.join(logs, name)
+        # what stands there (a link the agent planted, say) is replaced, never written through
+        with contextlib.suppress(FileNotFoundError):
+            _remove(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
 
 
 def main() -> int:
