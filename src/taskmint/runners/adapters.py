@@ -12,6 +12,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from taskmint.envs.copies import wheel_folders
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.inside.protocol import BatchSpec, ChannelInput, RunOptions
 from taskmint.runners.report import parse_node_report, parse_pytest_report
@@ -133,7 +134,8 @@ class PytestAdapter(Adapter):
     runner = "pytest"
 
     def mounts(self, env: Environment) -> list[Mount]:
-        """Also the seed's venv, and an empty folder over the interpreter's own site-packages."""
+        """Also the seed's venv, and an empty folder over the interpreter's own site-packages
+        and over every folder of the interpreter holding wheels (`ensurepip/_bundled`)."""
         mounts = super().mounts(env)
         mounts.append(Mount(source=env.prefix, target=VENV_DIR))
         if env.python_version:
@@ -145,6 +147,14 @@ class PytestAdapter(Adapter):
             lib = f"{env.interpreter_prefix}/lib/python{major}.{minor}"
             if Path(lib, "site-packages").is_dir():
                 mounts.append(Mount(source=str(_empty_dir()), target=f"{lib}/site-packages"))
+            # Nor are the wheels it bundles: ensurepip's pip vendors a dozen projects (tenacity,
+            # rich, urllib3, idna, ...), its setuptools another dozen, and a seed among them
+            # would find its own code there.
+            if any(m.target == env.interpreter_prefix for m in mounts):
+                mounts += [
+                    Mount(source=str(_empty_dir()), target=folder)
+                    for folder in wheel_folders(env.interpreter_prefix)
+                ]
         return mounts
 
     def command(
