@@ -9,6 +9,7 @@ copy of a project pip vendors inside the wheel CPython's `ensurepip` bundles (te
 
 from __future__ import annotations
 
+import ensurepip
 import importlib.util
 import shutil
 import subprocess
@@ -50,7 +51,8 @@ def test_the_sandbox_shows_no_wheel_of_the_interpreter(tiny_seed, tiny_env, sand
     """CPython bundles pip's wheel (and setuptools' before 3.12) in `ensurepip/_bundled`; the
     sandbox covers every folder of the interpreter that holds wheels with an empty one."""
     mounts = adapter_for(tiny_seed.manifest).mounts(tiny_env)
-    assert any(m.target.endswith("/ensurepip/_bundled") for m in mounts)
+    if list((Path(ensurepip.__file__).parent / "_bundled").glob("*.whl")):
+        assert any(m.target.endswith("/ensurepip/_bundled") for m in mounts)
     result = sandbox.run(
         RunSpec(
             argv=(
@@ -89,8 +91,6 @@ def test_the_sandbox_shows_no_wheel_of_the_interpreter(tiny_seed, tiny_env, sand
 
 
 def _bundled_pip() -> Path:
-    import ensurepip
-
     wheels = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl"))
     if not wheels:
         pytest.skip("this interpreter bundles no pip wheel")
