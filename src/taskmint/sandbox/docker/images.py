@@ -5,11 +5,12 @@ Three layers, each cached by a tag and reused when present:
 - the **base image** (`taskmint.sandbox.docker.base_image`): a minimal Debian root.
 - the **runtime image** (`build_runtime_image`): the base plus *the host's own interpreter
   prefix*, copied to the same path (its site-packages, test suite and wheel folders such as
-  `ensurepip/_bundled` left empty, as the local backend hides them), the sandbox users and the mount points. The host interpreter rather than
-  Debian's `python3`: a task is validated under the interpreter its `env_id` names (path and
-  exact version, e.g. 3.11.7), so grading it under another build (bookworm's 3.11.2) would make
-  the outcomes of the two backends differ silently and the id lie. The venvs' `pyvenv.cfg` and
-  the runner adapters also name that path.
+  `ensurepip/_bundled` left empty, as the local backend hides them), the sandbox users and
+  the mount points. The host interpreter rather than Debian's `python3`: a task is validated
+  under the interpreter its `env_id` names (path and exact version, e.g. 3.11.7), so grading
+  it under another build (bookworm's 3.11.2) would make the outcomes of the two backends
+  differ silently and the id lie. The venvs' `pyvenv.cfg` and the runner adapters also name
+  that path.
 - the **environment image** (`build_environment_image`): the runtime plus the seed's venv at
   `/opt/venv`, rebuilt in the image from a wheelhouse made on the host (`pip wheel` of exactly
   the distributions installed in the host venv), installed with `--no-index --no-deps` by pip
