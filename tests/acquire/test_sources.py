@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -351,3 +352,48 @@ def test_the_confined_download_sees_an_interpreter_that_lives_under_tmp(tmp_path
         assert out.stdout.strip() == str(env_dir)
     finally:
         shutil.rmtree(env_dir, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "version_file"),
+    [
+        ('[tool.setuptools_scm]\nversion_file = "tinylib/_version.py"\n', "tinylib/_version.py"),
+        (
+            '[tool.hatch.build.hooks.vcs]\nversion-file = "tinylib/version.py"\n',
+            "tinylib/version.py",
+        ),
+    ],
+)
+def test_a_git_seed_gets_the_version_file_its_build_would_write(pyproject, version_file, tmp_path):
+    """setuptools-scm and hatch-vcs write the version module at build time, from the tags; git
+    does not hold it, and the package imports it (pluggy, filelock): a git seed gets it."""
+    work = tmp_path / "work"
+    shutil.copytree(SEEDS / "tiny", work, ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "pyproject.toml").write_text('[project]\nname = "tiny"\n\n' + pyproject)
+    init = work / "tinylib" / "__init__.py"
+    module = version_file.split("/")[1].removesuffix(".py")
+    init.write_text(f"from .{module} import version as __version__\n" + init.read_text())
+    _git(work, "init", "--quiet", "-b", "main")
+    _git(work, "add", "-A")
+    _git(work, "commit", "--quiet", "-m", "one")
+    _git(work, "tag", "v1.4.0")
+    tagged = _git(work, "rev-parse", "HEAD")
+    _git(work, "commit", "--quiet", "--allow-empty", "-m", "two")
+    after = _git(work, "rev-parse", "HEAD")
+    url = f"file://{work}"
+    one = fetch_tree(SeedSource(kind="git", location=url, ref=tagged), cache_dir=tmp_path / "c")
+    two = fetch_tree(SeedSource(kind="git", location=url, ref=after), cache_dir=tmp_path / "c")
+    assert "__version__ = version = '1.4.0'" in (one / version_file).read_text()
+    assert f"'1.4.1.dev1+g{after[:7]}'" in (two / version_file).read_text()
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            "import sys; sys.path[:0] = ['.']; import tinylib; print(tinylib.__version__)",
+        ],
+        cwd=one,
+        capture_output=True,
+        text=True,
+    )
+    assert imported.stdout.strip() == "1.4.0", imported.stderr

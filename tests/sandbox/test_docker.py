@@ -474,6 +474,49 @@ def test_tiny_suite_gives_the_same_outcomes_as_local(
     assert outcomes(warm) == local  # the reset container gives the same again
 
 
+def test_the_images_hold_no_wheel_of_the_interpreter_nor_pip_or_setuptools(
+    cold, tiny_env, tmp_path
+):
+    """As the local backend shows it: ensurepip's wheels (pip's vendors a dozen projects) are
+    not in the runtime image, and the venv has neither pip nor setuptools."""
+    code = (
+        "import ensurepip, importlib.util, os\n"
+        "print('bundled', sorted(os.listdir(os.path.dirname(ensurepip.__file__) + '/_bundled')))\n"
+        "print('tools', [n for n in ('pip', 'setuptools', 'pkg_resources')"
+        " if importlib.util.find_spec(n)])\n"
+    )
+    result = run_py(cold, tiny_env, tmp_path, code)
+    assert "bundled []" in result.output and "tools []" in result.output, result.output
+
+
+@pytest.mark.slow
+def test_a_seed_pytest_depends_on_runs_from_the_workspace_in_its_image(
+    cold, cache_dir, tmp_path_factory, tmp_path
+):
+    """iniconfig (pytest requires it) as a seed: its image carries the metadata-only stand-in
+    of the host venv, installs no copy, and the suite passes, pytest importing it from the
+    workspace."""
+    from taskmint.acquire import acquire
+    from taskmint.envs import build_environment
+    from taskmint.files import copy_tree
+    from tests.envs.test_copies import _iniconfig_seed
+
+    seed = acquire(_iniconfig_seed(tmp_path_factory.mktemp("ini")), cache_dir=cache_dir)
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    code = (
+        "import importlib.metadata as m, importlib.util as u\n"
+        "print('version', m.version('iniconfig'), 'code', u.find_spec('iniconfig'))\n"
+    )
+    result = run_py(cold, env, tmp_path, code)
+    assert "version 2." in result.output and "code None" in result.output, result.output
+    ws = tmp_path / "suite"
+    copy_tree(Path(seed.root), ws, seed.files)
+    report = run_tests(cold, ws, seed.manifest, env, limits=Limits(wall_seconds=60))
+    assert report.complete and report.nonce_ok, report.output_tail
+    assert set(report.outcome_map().values()) == {"passed"}, report.outcome_map()
+    assert len(report.outcome_map()) == 3
+
+
 def test_result_type(cold, tiny_env, tmp_path):
     result = run_py(cold, tiny_env, tmp_path, "import sys; print('hi'); sys.exit(3)")
     assert isinstance(result, RunResult)

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from taskmint.acquire.archive import safe_extract
 from taskmint.acquire.detect import detect_manifest, normalize_name, render_manifest
 from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest
+from taskmint.acquire.scm_version import write_version_file
 from taskmint.acquire.snapshot import snapshot_tree
 from taskmint.errors import ManifestError
 from taskmint.records import SeedApp, stable_id
@@ -236,6 +237,8 @@ def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
     else:
         parts = (source.kind, source.location, source.ref, source.subdir)
         parts += (source.manifest and _digest_file(source.manifest),)
+        if source.kind == "git":
+            parts += (("version-file", 1),)  # trees fetched since the version file is written
     if not source.manifest and (source.renamed or source.kind == "docker"):
         parts += (("name", source.name),)
     key = stable_id(*parts)
@@ -327,6 +330,15 @@ def _fetch_git(source: SeedSource, tree: Path, work: Path) -> None:
     if not src.is_dir():
         raise SourceError(f"{source.location}@{source.ref[:12]} has no folder {source.subdir!r}")
     shutil.copytree(src, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    # the version module its build would generate from the tags (`_version.py`), which the
+    # package imports and git does not hold
+    describe = _run(
+        [git, "describe", "--tags", "--long", "--always", "--abbrev=7"], "describe", cwd=clone
+    )
+    if "-" not in describe.strip():  # no tag: `--always` gives the bare hash
+        count = _run([git, "rev-list", "--count", "HEAD"], "count commits", cwd=clone)
+        describe = f"{count.strip()}-g{describe.strip()}"
+    write_version_file(tree, describe)
 
 
 def _fetch_pypi(source: SeedSource, tree: Path, sdists: Path) -> None:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path, PurePosixPath
 
 from taskmint.config import MIN_PYTEST
+from taskmint.envs.copies import module_roots, remove_installed_copies, vendored_copies
 from taskmint.errors import EnvironmentBuildError
 from taskmint.records import Environment, SeedManifest, stable_id
 from taskmint.scratch import make_staging
@@ -21,7 +22,10 @@ __all__ = ["base_interpreter", "build_environment", "environment_id", "test_tool
 
 
 # Bumped whenever the way a venv is built changes, so that cached venvs are rebuilt.
-_RECIPE = 3  # 3: dependencies from a cached wheelhouse, the seed itself never installed
+# 3: dependencies from a cached wheelhouse, the seed itself never installed
+# 4: no pip or setuptools (a venv without pip, filled by taskmint's own pip); the seed's
+#    distribution, when a dependency pulls it in, replaced by its metadata alone
+_RECIPE = 4
 
 
 def base_interpreter() -> tuple[str, str]:
@@ -41,7 +45,8 @@ def test_tools(manifest: SeedManifest | None = None) -> tuple[str, ...]:
 
 
 def environment_id(manifest: SeedManifest) -> str:
-    """The cache key of a seed's environment: interpreter, dependencies and tool versions."""
+    """The cache key of a seed's environment: interpreter, dependencies, tool versions, and
+    the seed's own modules (what must not be installed, even when a dependency asks for it)."""
     if manifest.language == "javascript":
         node = shutil.which("node") or "node"
         return "node-" + stable_id("node", os.path.realpath(node), _node_version(node))
@@ -52,6 +57,7 @@ def environment_id(manifest: SeedManifest) -> str:
         platform.python_version(),
         sorted(manifest.dependencies),
         test_tools(manifest),
+        module_roots(manifest),
     )
 
 
@@ -92,8 +98,7 @@ def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment
             requirements = [*test_tools(manifest), *_dependencies(manifest)]
             wheelhouse = Path(cache_dir) / "wheelhouse"
             _fill_wheelhouse(wheelhouse, requirements)
-            _build_venv(final, interpreter, requirements, wheelhouse=wheelhouse)
-            _check_no_seed_copy(final, manifest)
+            _build_venv(final, interpreter, requirements, wheelhouse=wheelhouse, manifest=manifest)
     return Environment(
         env_id=env_id,
         kind="venv",
@@ -118,15 +123,9 @@ def _requirement_name(requirement: str) -> str:
 
 
 def _own_names(manifest: SeedManifest) -> set[str]:
-    names = {re.sub(r"[-_.]+", "-", manifest.name).lower()}
-    for path in manifest.source_paths:
-        parts = PurePosixPath(path).parts
-        for base in manifest.pythonpath:
-            prefix = PurePosixPath(base).parts if base != "." else ()
-            if parts[: len(prefix)] == prefix and len(parts) > len(prefix):
-                top = parts[len(prefix)].removesuffix(".py")
-                names.add(re.sub(r"[-_.]+", "-", top).lower())
-    return names
+    """The seed's name and its top-level modules, as distribution names."""
+    tops = {PurePosixPath(root).parts[0].removesuffix(".py") for root in module_roots(manifest)}
+    return {re.sub(r"[-_.]+", "-", name).lower() for name in {manifest.name, *tops}}
 
 
 def _fill_wheelhouse(wheelhouse: Path, requirements: list[str]) -> None:
@@ -156,53 +155,35 @@ def _fill_wheelhouse(wheelhouse: Path, requirements: list[str]) -> None:
         )
 
 
-def _check_no_seed_copy(final: Path, manifest: SeedManifest) -> None:
-    """Refuse an environment whose site-packages holds the seed (pulled in by a dependency)."""
-    own = _own_names(manifest)
-    for site in final.glob("lib/python*/site-packages"):
-        for entry in site.iterdir():
-            stem = entry.name
-            for suffix in (".dist-info", ".egg-info", ".py", ".pth"):
-                stem = stem.removesuffix(suffix)
-            name = re.sub(r"[-_.]+", "-", stem.split("-")[0] if entry.suffix else stem).lower()
-            if name in own:
-                shutil.rmtree(final, ignore_errors=True)
-                if name in _runner_dependencies():
-                    raise EnvironmentBuildError(
-                        f"pytest itself depends on {name}: the environment that runs the "
-                        f"tests would hold an installed copy of the seed ({entry.name}), whose "
-                        "code a policy could read; a dependency of the test runner cannot be "
-                        "a seed yet"
-                    )
-                raise EnvironmentBuildError(
-                    f"the environment of {manifest.name} would hold an installed copy of the "
-                    f"seed ({entry.name}, pulled in by a dependency); drop that dependency from "
-                    "taskmint.toml"
-                )
-
-
-def _runner_dependencies() -> set[str]:
-    """The distributions pytest needs (as taskmint's own pytest declares them)."""
-    found = set()
-    for req in importlib.metadata.requires("pytest") or ():
-        if "extra ==" not in req:
-            found.add(_requirement_name(req))
-    return found
-
-
 def _build_venv(
-    final: Path, interpreter: str, requirements: list[str], *, wheelhouse: Path
+    final: Path,
+    interpreter: str,
+    requirements: list[str],
+    *,
+    wheelhouse: Path,
+    manifest: SeedManifest,
 ) -> None:
+    """A venv at `final` holding `requirements` and nothing of the seed.
+
+    The venv is made without pip (and so, before Python 3.12, without setuptools): taskmint's
+    own pip installs into it (`pip --python`). pip vendors a copy of a dozen projects
+    (tenacity, rich, urllib3, packaging, platformdirs, ...) and setuptools another dozen, and
+    a test needs neither unless it says so. Then the seed's own distribution, when a dependency
+    pulled it in, is replaced by its metadata, and a vendored copy of the seed refuses the
+    environment (`envs.copies`).
+    """
     shutil.rmtree(final, ignore_errors=True)
     tmp = make_staging(f".{final.name}.", final.parent)
     try:
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the sandbox uid must read it
-        _run([interpreter, "-m", "venv", str(tmp)], "create the venv")
+        _run([interpreter, "-m", "venv", "--without-pip", str(tmp)], "create the venv")
         _run(
             [
-                str(tmp / "bin" / "python"),
+                sys.executable,  # the same interpreter version as the venv; it has pip
                 "-m",
                 "pip",
+                "--python",
+                str(tmp / "bin" / "python"),
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
@@ -213,11 +194,18 @@ def _build_venv(
             ],
             f"install {requirements} from the wheelhouse",
         )
-        # pip is not needed to run tests, and every file it adds is one more place to search.
-        _run(
-            [str(tmp / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "pip"],
-            "remove pip from the venv",
-        )
+        remove_installed_copies(tmp, manifest)
+        copies = vendored_copies(tmp, manifest)
+        if copies:
+            holders = sorted({c.holder for c in copies if c.holder})
+            raise EnvironmentBuildError(
+                f"the environment of {manifest.name} would hold a copy of the seed's code that "
+                f"{' and '.join(holders) or 'a dependency'} vendors and needs at run time: "
+                f"{', '.join(c.describe() for c in copies[:5])}"
+                f"{' ...' if len(copies) > 5 else ''}. A policy could read the answer there; "
+                "drop the dependency that brings it from the seed's `dependencies` in "
+                "taskmint.toml (or pin a version of it that does not vendor the seed)"
+            )
         os.rename(tmp, final)
         (final / "READY").write_text("ok\n")
     finally:

@@ -12,6 +12,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from taskmint.envs.copies import wheel_folders
 from taskmint.envs.venv import base_interpreter
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.inside.protocol import BatchSpec, ChannelInput, NodeInput, RunOptions
@@ -159,7 +160,8 @@ class PytestAdapter(Adapter):
     runner = "pytest"
 
     def mounts(self, env: Environment) -> list[Mount]:
-        """Also the seed's venv, and an empty folder over the interpreter's own site-packages."""
+        """Also the seed's venv, and an empty folder over the interpreter's own site-packages
+        and over every folder of the interpreter holding wheels (`ensurepip/_bundled`)."""
         mounts = super().mounts(env)
         mounts.append(Mount(source=env.prefix, target=VENV_DIR))
         if env.python_version:
@@ -171,6 +173,14 @@ class PytestAdapter(Adapter):
             lib = f"{env.interpreter_prefix}/lib/python{major}.{minor}"
             if Path(lib, "site-packages").is_dir():
                 mounts.append(Mount(source=str(_empty_dir()), target=f"{lib}/site-packages"))
+            # Nor are the wheels it bundles: ensurepip's pip vendors a dozen projects (tenacity,
+            # rich, urllib3, idna, ...), its setuptools another dozen, and a seed among them
+            # would find its own code there.
+            if any(m.target == env.interpreter_prefix for m in mounts):
+                mounts += [
+                    Mount(source=str(_empty_dir()), target=folder)
+                    for folder in wheel_folders(env.interpreter_prefix)
+                ]
         return mounts
 
     def command(
@@ -290,14 +300,15 @@ class NodeAdapter(Adapter):
     selects_whole_files = True
 
     def mounts(self, env: Environment) -> list[Mount]:
-        """Also the interpreter that runs the harness (the host's own, its site-packages
-        hidden), when it lies outside /usr."""
+        """Also the interpreter that runs the harness (the host's own, its site-packages and
+        bundled wheels hidden), when it lies outside /usr."""
         mounts = super().mounts(env)
         _, prefix = base_interpreter()
         if not prefix.startswith("/usr") and prefix != env.interpreter_prefix:
             mounts.append(Mount(source=prefix, target=prefix))
-            for lib in sorted(Path(prefix, "lib").glob("python3*/site-packages")):
-                mounts.append(Mount(source=str(_empty_dir()), target=str(lib)))
+            libs = [str(p) for p in Path(prefix, "lib").glob("python3*/site-packages")]
+            hidden = sorted({*libs, *wheel_folders(prefix)})
+            mounts += [Mount(source=str(_empty_dir()), target=p) for p in hidden]
         return mounts
 
     def command(

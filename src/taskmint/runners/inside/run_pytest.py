@@ -145,16 +145,23 @@ def main() -> int:
             raise SystemExit("usage: run_pytest.py REPORT NONCE OPTIONS_JSON -- ARGS")
         args = sys.argv[5:]
     here = os.path.dirname(os.path.abspath(__file__))
+    pythonpath = list(options.get("pythonpath", []))
     sys.path.insert(0, here)
-    # Import the runner's own modules before the workspace is on sys.path, so no file in the
-    # workspace can stand in for them (so here, not at the top: the folder is not on the path
-    # of `python -I` until now, and leaves it again at once).
+    # Import the runner's own modules before the workspace is first on sys.path, so no file in
+    # the workspace can stand in for them (so here, not at the top: the folder is not on the
+    # path of `python -I` until now, and leaves it again at once). The seed's import paths are
+    # on it meanwhile, last: what the environment holds wins, but a dependency of pytest that
+    # is the seed itself (pluggy, iniconfig: never installed, see `envs.copies`) is imported
+    # from the workspace, as the tests will import it.
+    sys.path.extend(pythonpath)
     import forked_runs
     import pytest
     import taskmint_pytest_report as plugin
 
     sys.path.remove(here)
-    for entry in reversed(options.get("pythonpath", [])):
+    for entry in pythonpath:
+        sys.path.remove(entry)
+    for entry in reversed(pythonpath):
         sys.path.insert(0, entry)
     if options.get("compile"):
         _compile_workspace()

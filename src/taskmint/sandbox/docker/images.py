@@ -4,16 +4,19 @@ Three layers, each cached by a tag and reused when present:
 
 - the **base image** (`taskmint.sandbox.docker.base_image`): a minimal Debian root.
 - the **runtime image** (`build_runtime_image`): the base plus *the host's own interpreter
-  prefix*, copied to the same path (its site-packages and test suite left empty, as the local
-  backend hides them), the sandbox users and the mount points. The host interpreter rather than
-  Debian's `python3`: a task is validated under the interpreter its `env_id` names (path and
-  exact version, e.g. 3.11.7), so grading it under another build (bookworm's 3.11.2) would make
-  the outcomes of the two backends differ silently and the id lie. The venvs' `pyvenv.cfg` and
-  the runner adapters also name that path.
+  prefix*, copied to the same path (its site-packages, test suite and wheel folders such as
+  `ensurepip/_bundled` left empty, as the local backend hides them), the sandbox users and
+  the mount points. The host interpreter rather than Debian's `python3`: a task is validated
+  under the interpreter its `env_id` names (path and exact version, e.g. 3.11.7), so grading
+  it under another build (bookworm's 3.11.2) would make the outcomes of the two backends
+  differ silently and the id lie. The venvs' `pyvenv.cfg` and the runner adapters also name
+  that path.
 - the **environment image** (`build_environment_image`): the runtime plus the seed's venv at
   `/opt/venv`, rebuilt in the image from a wheelhouse made on the host (`pip wheel` of exactly
-  the distributions installed in the host venv), installed with `--no-index` in a container
-  with no network. Tagged `taskmint-env:<env_id>` and labelled with the environment hash and
+  the distributions installed in the host venv), installed with `--no-index --no-deps` by pip
+  run from its wheel (so neither pip nor setuptools is in the venv unless the host venv has
+  it) in a container with no network; the seed's metadata-only stand-in (`envs.copies`) is
+  copied over as it is. Tagged `taskmint-env:<env_id>` and labelled with the environment hash and
   the runtime it was built on. A JavaScript seed's environment (`kind="node"`) is the runtime
   plus the host's `node` at its own path (the path and version its `env_id` names) and a
   standard-library venv at `/opt/venv`, so every environment image has `/opt/venv/bin/python`
@@ -33,6 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from taskmint.envs.copies import is_placeholder, placeholders, wheel_folders
 from taskmint.envs.venv import base_interpreter
 from taskmint.errors import EnvironmentBuildError, SandboxUnavailableError
 from taskmint.records import Environment, stable_id
@@ -51,7 +55,9 @@ __all__ = [
 SANDBOX_UID = 10001  # runs the untrusted command
 KEEPER_UID = 10000  # the idle process of a warm container; the command cannot signal it
 # Bumped whenever what goes into the runtime or environment images changes.
-_RECIPE = 1
+# 2: no wheels of the interpreter's (ensurepip's) in the runtime; venvs without pip or
+#    setuptools, the seed's own distribution as its metadata alone (as the host's venvs)
+_RECIPE = 2
 _DIRS = ("/workspace", "/run/taskmint", "/opt")
 
 
@@ -62,8 +68,9 @@ def _interpreter() -> tuple[str, str, str]:
 
 
 def _prefix_tar(prefix: str, lib: str, out: Path) -> None:
-    """A tar of the interpreter prefix at its own path, with site-packages and test emptied."""
-    hidden = (f"{lib}/site-packages", f"{lib}/test")
+    """A tar of the interpreter prefix at its own path, with site-packages, test and every
+    folder holding wheels (`ensurepip/_bundled`) emptied."""
+    hidden = (f"{lib}/site-packages", f"{lib}/test", *wheel_folders(prefix))
     with tarfile.open(out, "w") as tar:
 
         def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -159,7 +166,8 @@ def build_runtime_image(
             f"echo 'sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}::/tmp:/usr/sbin/nologin' >> /etc/passwd",
             f"echo 'keeper:x:{KEEPER_UID}:' >> /etc/group",
             f"echo 'sandbox:x:{SANDBOX_UID}:' >> /etc/group",
-            f"mkdir -p {' '.join(_DIRS)} {lib}/site-packages {lib}/test",
+            f"mkdir -p {' '.join(_DIRS)} {lib}/site-packages {lib}/test "
+            + " ".join(wheel_folders(prefix)),
             # ancestors such as /root are 0700 in Debian: the sandbox user must traverse them
             *(f"chmod 0755 {p}" for p in parents),
             "chmod 0755 /workspace /run/taskmint",
@@ -205,10 +213,12 @@ def _site_packages(venv: Path) -> Path:
 
 
 def venv_requirements(venv: Path) -> tuple[str, ...]:
-    """Exact pins (`name==version`) of every distribution installed in a host venv."""
+    """Exact pins (`name==version`) of every distribution installed in a host venv (the
+    metadata-only stand-in for the seed is no installed distribution: see `envs.copies`)."""
     pins = {
         f"{dist.metadata['Name']}=={dist.version}"
         for dist in importlib.metadata.distributions(path=[str(_site_packages(venv))])
+        if not is_placeholder(dist)
     }
     return tuple(sorted(pins, key=str.lower))
 
@@ -234,11 +244,6 @@ def _wheelhouse(pins: tuple[str, ...], dest: Path) -> None:
             f"host needs these wheels in its pip cache, find-links or index.\n"
             f"{proc.stderr[-2000:]}"
         )
-
-
-def _tar_dir(src: Path, arcname: str, out: Path) -> None:
-    with tarfile.open(out, "w") as tar:
-        tar.add(src, arcname=arcname)
 
 
 def environment_image_tag(env_id: str) -> str:
@@ -275,44 +280,54 @@ def build_environment_image(
     env_id = env.env_id if isinstance(env, Environment) else venv.name
     runtime = build_runtime_image(client, base=base)
     pins = venv_requirements(venv)
+    stand_ins = placeholders(venv)
     labels = {
         "taskmint.kind": "environment",
         "taskmint.env_id": env_id,
         "taskmint.runtime": runtime,
         "taskmint.venv": target,
-        "taskmint.requirements": stable_id(pins, _RECIPE),
+        "taskmint.requirements": stable_id(pins, [p.name for p in stand_ins], _RECIPE),
     }
     ref = environment_image_tag(env_id)
     info = image_exists(client, ref)
     if not force and info is not None and image_labels(info) == {**image_labels(info), **labels}:
         return ref
-    # Installed by the interpreter's own ensurepip, exactly as the host recipe does.
-    bundled = {"pip", "setuptools"}
-    wanted = tuple(p for p in pins if p.split("==")[0].lower() not in bundled)
     work = Path(tempfile.mkdtemp(prefix="taskmint-wheels-"))
     try:
         wheels = work / "wheels"
         wheels.mkdir()
-        if wanted:
-            _wheelhouse(wanted, wheels)
-        (wheels / "requirements.txt").write_text("".join(p + "\n" for p in wanted))
+        if pins:
+            _wheelhouse(pins, wheels)
+            # the installer: pip run from its wheel, never installed into the venv (as on the
+            # host, where taskmint's own pip fills it)
+            _wheelhouse((f"pip=={importlib.metadata.version('pip')}",), work / "installer")
+        (wheels / "requirements.txt").write_text("".join(p + "\n" for p in pins))
+        for info_dir in stand_ins:
+            shutil.copytree(info_dir, work / "placeholders" / info_dir.name)
         archive = work / "wheels.tar"
-        _tar_dir(wheels, "tmp/wheels", archive)
+        with tarfile.open(archive, "w") as tar:
+            for name in ("wheels", "installer", "placeholders"):
+                if (work / name).is_dir():
+                    tar.add(work / name, arcname=f"tmp/{name}")
         _, prefix, _ = _interpreter()
+        site = f"{target}/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
         script = "\n".join(
             [
-                f"{prefix}/bin/python3 -m venv {target}",
+                f"{prefix}/bin/python3 -m venv --without-pip {target}",
                 *(
                     [
-                        f"{target}/bin/python -m pip install --quiet --no-index "
-                        "--disable-pip-version-check --find-links /tmp/wheels "
-                        "-r /tmp/wheels/requirements.txt"
+                        # a closed set of exact pins: no resolution (the seed's stand-in is
+                        # no wheel to resolve against)
+                        "installer=$(echo /tmp/installer/pip-*.whl)",
+                        f'{target}/bin/python "$installer/pip" install --quiet --no-index '
+                        "--no-deps --disable-pip-version-check --find-links /tmp/wheels "
+                        "-r /tmp/wheels/requirements.txt",
                     ]
-                    if wanted
+                    if pins
                     else []
                 ),
-                f"{target}/bin/python -m pip uninstall --quiet --yes pip",
-                "rm -rf /tmp/wheels",
+                *([f"cp -R /tmp/placeholders/. {site}/"] if stand_ins else []),
+                "rm -rf /tmp/wheels /tmp/installer /tmp/placeholders",
                 f"chmod -R a+rX {target}",
             ]
         )

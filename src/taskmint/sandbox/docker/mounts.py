@@ -18,6 +18,7 @@ from typing import Any
 
 import docker.types
 
+from taskmint.envs.copies import wheel_folders
 from taskmint.errors import SandboxError
 from taskmint.sandbox.base import Mount, RunSpec
 from taskmint.sandbox.docker.client import image_exists
@@ -205,12 +206,14 @@ def _venv_home(venv: Path) -> str | None:
 
 def _in_image(mount: Mount, prefix: str) -> bool:
     """Whether the environment image already provides `mount`: the interpreter prefix itself,
-    or the emptied site-packages/test folders under it."""
+    or the emptied site-packages/test folders and wheel folders under it."""
     if mount.writable:
         return False
     if os.path.realpath(mount.source) == prefix and mount.target == prefix:
         return True
     lib = Path(prefix, "lib")
     target = Path(mount.target)
-    hidden = target.parent.parent == lib and target.name in ("site-packages", "test")
+    hidden = (
+        target.parent.parent == lib and target.name in ("site-packages", "test")
+    ) or mount.target in wheel_folders(prefix)
     return hidden and os.path.isdir(mount.source) and not os.listdir(mount.source)
