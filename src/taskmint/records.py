@@ -134,10 +134,10 @@ class SeedManifest:
     """A seed application's `taskmint.toml`: what it is and how its tests run."""
 
     name: str
-    language: Literal["python", "javascript"]
+    language: Literal["python", "javascript", "rust"]
     source_paths: tuple[str, ...]
     test_paths: tuple[str, ...]
-    runner: Literal["pytest", "node"]
+    runner: Literal["pytest", "node", "cargo"]
     description: str = ""
     dependencies: tuple[str, ...] = ()
     pythonpath: tuple[str, ...] = (".",)
@@ -176,8 +176,8 @@ class Environment:
     """Everything needed to run a seed's tests, built once and cached by `env_id`."""
 
     env_id: str
-    kind: Literal["venv", "node"]
-    prefix: str  # the venv folder ("" for node)
+    kind: Literal["venv", "node", "cargo"]
+    prefix: str  # the venv folder ("" for node; cargo: the seed's Rust environment folder)
     interpreter: str  # absolute path of python or node
     interpreter_prefix: str  # the folder the interpreter lives under (bound read-only)
     python_version: str

@@ -14,7 +14,7 @@ from taskmint.records import SeedManifest
 __all__ = ["MANIFEST_NAME", "load_manifest", "load_seed_list", "parse_manifest"]
 
 MANIFEST_NAME = "taskmint.toml"
-_RUNNERS = {"python": "pytest", "javascript": "node"}
+_RUNNERS = {"python": "pytest", "javascript": "node", "rust": "cargo"}
 
 
 def load_manifest(seed_dir: Path) -> SeedManifest:

@@ -9,6 +9,7 @@ import os
 import posixpath
 import shutil
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -409,6 +410,12 @@ def _empty_dir() -> Path:
     return path
 
 
+# Adapters of runners defined outside this module (`languages/rust` registers "cargo").
+EXTRA_ADAPTERS: dict[str, Callable[[], Adapter]] = {}
+
+
 def adapter_for(manifest: SeedManifest) -> Adapter:
     """The adapter for a seed's runner."""
+    if manifest.runner in EXTRA_ADAPTERS:
+        return EXTRA_ADAPTERS[manifest.runner]()
     return PytestAdapter() if manifest.runner == "pytest" else NodeAdapter()

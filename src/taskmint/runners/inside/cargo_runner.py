@@ -1,0 +1,856 @@
+"""taskmint's cargo harness: builds a Rust seed's tests, runs them under cargo-nextest and
+rustdoc, and reports one record per test on a channel the tests cannot reach.
+
+Usage: python -I -S -B cargo_runner.py --channel
+   or: python -I -S -B cargo_runner.py REPORT INPUT
+With --channel, the input (`CargoInput` as JSON) is read from the descriptor that
+$TASKMINT_CHANNEL names first, and the report goes to the second; otherwise the input is the
+file INPUT (read, then deleted) and the report is appended to the file REPORT.
+
+The run, in phases (each bounded by what is left of the input's `timeout`):
+
+1. the warm target folder (the original's build, at a path only the input names) is copied to
+   `target_dir`, unless one is there already;
+2. `cargo metadata` names the packages and their test targets;
+3. `cargo test --no-run --no-fail-fast --message-format json` builds every selected test target
+   it can; a target that does not build fails every expected test of it, with the compiler's
+   errors as the message (never zero tests). Then every process the build left is killed, the
+   incremental caches and the test executables this build did not make are deleted, so the
+   tests find no compiled copy of the original;
+4. `cargo nextest list` lists the built test binaries (ignored tests come out "skipped");
+5. `cargo nextest run` runs each selected test in its own process and writes its JUnit report
+   to its own standard output, which only this process reads. A test's outcome is its
+   process's exit status (nextest judges `#[should_panic]`); a test that passed without
+   libtest's result line in its output exited from inside (`process::exit(0)` in the code
+   under test) and fails;
+6. `cargo test --doc` runs the doctests (rustdoc runs each as a child and reports its lines
+   `test <file> - <item> (line N) ... ok|FAILED|ignored` on its standard output, which only this
+   process reads; the lines a failing doctest printed come after "failures:" and are ignored).
+
+cargo, rustdoc and cargo-nextest are mounted execute-only, so the kernel makes them
+non-dumpable: a test process (the same uid) can neither open their descriptors under /proc nor
+their memory, and this process makes itself non-dumpable too. What a test can still forge is
+listed in docs/rust.md: it runs the policy's code, which can exit 0 after printing libtest's
+result line, and a 2024-edition crate's doctests are reported by the merged doctest binary,
+which holds the crate's own code.
+
+Test ids (see `taskmint.languages.rust.ids`): `<kind>:<package>[/<target>]::<test path>` for
+tests run by nextest (`lib:tinyrs::math::tests::adds`, `test:tinyrs/api::adds`,
+`bin:tinyrs/cli::tests::parses`), and `doc:<package>::<file> - <item> (line N)` for doctests.
+A selection may also name a whole binary (`test:tinyrs/api`) or every doctest (`doc:tinyrs`).
+
+Report records (JSON lines, each with the run's nonce): "start"; "build_error" (target,
+message); "test" (id, outcome: passed|failed|error|skipped, duration, message); "tampered"
+(reason); "harness_error" (message); and "finish" last, with counts.
+
+Standard library only; runs under the host's interpreter, never the seed's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+from typing import Any, TypedDict
+
+PR_SET_DUMPABLE = 4
+OUTPUT_CAP = 256 * 1024  # bytes of the tools' own output passed on, for people
+STDOUT_CAP = 256 * 1024**2  # bytes of a tool's standard output read (JUnit with test output)
+MESSAGE_LIMIT = 2000
+ERRORS_LIMIT = 8000
+FILTER_LIMIT = 60_000  # characters of one nextest filterset
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_:]+$")
+_DOC_LINE = re.compile(
+    r"^test (?P<name>.+? \(line \d+\))(?: - [a-z ]+)? \.\.\. (?P<result>ok|FAILED|ignored.*)$"
+)
+_RUNNING = re.compile(r"^running (\d+) tests?$")
+_SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored;")
+_LIBTEST_OK = re.compile(r"^test result: ok\. 1 passed;", re.MULTILINE)
+KINDS = ("lib", "bin", "test", "example", "bench")
+
+
+class CargoInput(TypedDict, total=False):
+    """What the host hands the harness."""
+
+    nonce: str
+    cargo: str  # cargo's absolute path (execute-only)
+    nextest: str  # cargo-nextest's absolute path (execute-only)
+    cwd: str  # the workspace (the seed's root)
+    env: list[list[str]]  # the tools' environment
+    target_dir: str  # where the build goes (CARGO_TARGET_DIR)
+    warm: str | None  # the warm target folder to start from (copied), or None
+    select: list[str] | None  # the test ids (or whole binaries) to run; None: every test
+    expected: list[str]  # the ids of the original's tests (what a failed build fails)
+    test_timeout: float  # seconds one test may run (0: no limit)
+    timeout: float  # seconds the whole run may take
+    jobs: int  # build jobs and test threads (0: the CPUs)
+    keep_target: bool  # leave the target folder (the warm build); else delete it at the end
+    sweep: bool  # kill every other process of this uid between phases (inside a sandbox)
+
+
+# --- plumbing ------------------------------------------------------------------------------
+
+
+def _non_dumpable() -> str | None:
+    """Make this process non-dumpable; None on success, else why not."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            return f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}"
+    except (OSError, AttributeError) as exc:
+        return f"cannot call prctl: {exc}"
+    return None
+
+
+def _read_input() -> tuple[CargoInput, int | str]:
+    if sys.argv[1:] == ["--channel"]:
+        fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
+        chunks = []
+        while True:
+            chunk = os.read(fd_in, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(fd_in)
+        os.set_inheritable(fd_out, False)
+        data: CargoInput = json.loads(b"".join(chunks))
+        return data, fd_out
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: cargo_runner.py --channel | cargo_runner.py REPORT INPUT")
+    with open(sys.argv[2], "rb") as fh:
+        data = json.loads(fh.read())
+    os.unlink(sys.argv[2])
+    return data, sys.argv[1]
+
+
+class Report:
+    """The report's writer: JSON lines with the nonce, to a descriptor or appended to a file."""
+
+    def __init__(self, target: int | str, nonce: str) -> None:
+        if isinstance(target, int):
+            self.fd = target
+        else:
+            self.fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self.nonce = nonce
+
+    def emit(self, record: dict[str, Any]) -> None:
+        line = (json.dumps({"nonce": self.nonce, **record}) + "\n").encode()
+        while line:
+            line = line[os.write(self.fd, line) :]
+
+
+class Output:
+    """The tools' own output (cargo's progress, compiler errors), passed on capped."""
+
+    def __init__(self) -> None:
+        self.left = OUTPUT_CAP
+
+    def write(self, data: bytes) -> None:
+        if self.left <= 0:
+            return
+        chunk = data[: self.left]
+        self.left -= len(chunk)
+        sys.stdout.buffer.write(chunk)
+        if self.left <= 0:
+            sys.stdout.buffer.write(b"\n[... output truncated by taskmint ...]\n")
+        sys.stdout.flush()
+
+
+class Ran:
+    """How one tool's run ended."""
+
+    def __init__(self, code: int | None, stdout: bytes, timed_out: bool, too_big: bool) -> None:
+        self.code = code
+        self.stdout = stdout
+        self.timed_out = timed_out
+        self.too_big = too_big
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode("utf-8", "replace")
+
+
+def run_tool(
+    argv: list[str], spec: CargoInput, env: dict[str, str], output: Output, seconds: float
+) -> Ran:
+    """Run one tool in a session of its own: its standard output is read (capped), its
+    standard error passed on; killed with its group after `seconds`."""
+    output.write(("$ " + " ".join(argv[:3]) + " ...\n").encode())
+    proc = subprocess.Popen(
+        argv,
+        cwd=spec["cwd"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, "out")
+    sel.register(proc.stderr, selectors.EVENT_READ, "err")
+    chunks: list[bytes] = []
+    size = 0
+    too_big = timed_out = False
+    deadline = time.monotonic() + max(seconds, 1.0)
+    open_streams = 2
+    while open_streams:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        for key, _ in sel.select(timeout=min(left, 1.0)):
+            data = os.read(key.fd, 1 << 16)
+            if not data:
+                sel.unregister(key.fileobj)
+                open_streams -= 1
+            elif key.data == "err":
+                output.write(data)
+            elif size + len(data) > STDOUT_CAP:
+                too_big = True
+                open_streams = 0
+                break
+            else:
+                chunks.append(data)
+                size += len(data)
+    if timed_out or too_big:
+        _kill_group(proc.pid)
+    try:
+        code: int | None = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        code = None
+    proc.stdout.close()
+    proc.stderr.close()
+    return Ran(None if timed_out else code, b"".join(chunks), timed_out, too_big)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def sweep(spec: CargoInput) -> None:
+    """Kill every other process this uid can signal (what a build or a test left behind).
+    Only inside a sandbox: a process of its own uid, started by the PID namespace's init."""
+    if spec.get("sweep") and os.getuid() != 0 and os.getppid() == 1:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)
+        while True:  # reap what was ours
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    break
+            except ChildProcessError:
+                break
+
+
+# --- test ids ------------------------------------------------------------------------------
+
+
+def label(package: str, kind: str, name: str) -> str:
+    """The binary part of a test id: `lib:<package>` or `<kind>:<package>/<target>`."""
+    return f"lib:{package}" if kind == "lib" else f"{kind}:{package}/{name}"
+
+
+def split_id(test_id: str) -> tuple[str, str]:
+    """(binary label, test name) of an id; the name is "" for a whole binary."""
+    kind, _, rest = test_id.partition(":")
+    binary, _, name = rest.partition("::")
+    return f"{kind}:{binary}", name
+
+
+def target_kind(kinds: list[str]) -> str:
+    """cargo's target kinds (["lib"], ["proc-macro"], ["cdylib", "rlib"], ["test"]) as one of
+    KINDS, or "build" for a build script."""
+    if "custom-build" in kinds:
+        return "build"
+    for kind in ("bin", "test", "example", "bench"):
+        if kind in kinds:
+            return kind
+    return "lib"
+
+
+class Target:
+    """A test target of a workspace package."""
+
+    def __init__(self, package: str, package_id: str, kind: str, name: str) -> None:
+        self.package = package
+        self.package_id = package_id
+        self.kind = kind
+        self.name = name
+        self.label = label(package, kind, name)
+
+    def flag(self) -> list[str]:
+        return ["--lib"] if self.kind == "lib" else [f"--{self.kind}", self.name]
+
+
+class Workspace:
+    """The packages of the workspace (`cargo metadata --no-deps`) and their test targets."""
+
+    def __init__(self, metadata: dict[str, Any]) -> None:
+        members = set(metadata.get("workspace_members") or [])
+        self.names: dict[str, str] = {}  # package id -> name
+        self.targets: dict[str, Target] = {}  # label -> target
+        self.doc_packages: list[str] = []  # packages whose lib has doctests
+        for package in metadata.get("packages") or []:
+            if package.get("id") not in members:
+                continue
+            pid, pname = str(package["id"]), str(package["name"])
+            self.names[pid] = pname
+            for target in package.get("targets") or []:
+                kind = target_kind(list(target.get("kind") or []))
+                if kind == "build":
+                    continue
+                if kind == "lib" and target.get("doctest"):
+                    self.doc_packages.append(pname)
+                if target.get("test"):
+                    t = Target(pname, pid, kind, str(target.get("name")))
+                    self.targets[t.label] = t
+
+
+def build_flags(targets: list[Target], everything: bool) -> list[str]:
+    """cargo's package and target flags for `targets` (every test target: `--workspace`)."""
+    if everything:
+        return ["--workspace"]
+    flags: list[str] = []
+    for package in sorted({t.package for t in targets}):
+        flags += ["-p", package]
+    for flag in sorted({tuple(t.flag()) for t in targets}):
+        flags += list(flag)
+    return flags
+
+
+# --- phases --------------------------------------------------------------------------------
+
+
+class Run:
+    """One harness run: the input, the report, and the outcomes so far."""
+
+    def __init__(self, spec: CargoInput, report: Report) -> None:
+        self.spec = spec
+        self.report = report
+        self.output = Output()
+        self.env = {k: v for k, v in spec.get("env") or []}
+        self.env.pop("TASKMINT_CHANNEL", None)
+        self.deadline = time.monotonic() + float(spec.get("timeout") or 600)
+        self.select = spec.get("select")
+        self.reported: set[str] = set()
+        self.counts = {"tests": 0, "passed": 0, "failed": 0, "skipped": 0, "error": 0}
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def tool(self, argv: list[str]) -> Ran:
+        return run_tool(argv, self.spec, self.env, self.output, self.left())
+
+    def cargo(self, *args: str) -> list[str]:
+        return [self.spec["cargo"], *args]
+
+    def test(self, test_id: str, outcome: str, duration: float = 0.0, message: str = "") -> None:
+        if test_id in self.reported:
+            return
+        self.reported.add(test_id)
+        self.counts["tests"] += 1
+        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        record = {"type": "test", "id": test_id, "outcome": outcome, "duration": duration}
+        if message:
+            record["message"] = message[:MESSAGE_LIMIT]
+        self.report.emit(record)
+
+    def wanted(self, binary: str) -> tuple[bool, set[str]]:
+        """(whether the whole binary is selected, the selected test names in it)."""
+        if self.select is None:
+            return True, set()
+        whole, names = False, set()
+        for tid in self.select:
+            b, name = split_id(tid)
+            if b == binary:
+                if name:
+                    names.add(name)
+                else:
+                    whole = True
+        return whole, names
+
+    def expected_of(self, binary: str) -> list[str]:
+        """The ids a failure of `binary` fails: the selected ones (a whole binary: its tests
+        in the original's list), or every one of the original's."""
+        known = [t for t in self.spec.get("expected") or [] if split_id(t)[0] == binary]
+        if self.select is None:
+            return known
+        whole, names = self.wanted(binary)
+        if whole:
+            return known or [binary]
+        return [f"{binary}::{n}" for n in sorted(names)]
+
+
+def prepare_target(run: Run) -> str | None:
+    target, warm = run.spec["target_dir"], run.spec.get("warm")
+    if not warm or os.path.exists(target):
+        return None
+    if not os.path.isdir(warm):
+        return f"the warm target folder is missing ({warm})"
+    proc = subprocess.run(["cp", "-a", warm, target], capture_output=True, timeout=600)
+    if proc.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        return f"could not copy the warm target folder: {proc.stderr.decode()[-500:]}"
+    return None
+
+
+def metadata(run: Run) -> Workspace | str:
+    ran = run.tool(run.cargo("metadata", "--no-deps", "--format-version", "1", "--frozen"))
+    if ran.code != 0:
+        return f"cargo metadata failed (exit {ran.code}); is Cargo.toml valid?"
+    try:
+        return Workspace(json.loads(ran.stdout))
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"cargo metadata's output is not what cargo writes: {exc}"
+
+
+class Build:
+    """What `cargo test --no-run` built and the errors it met."""
+
+    def __init__(self) -> None:
+        self.built: set[str] = set()  # labels of test binaries built
+        self.executables: set[str] = set()
+        self.errors: dict[str, list[str]] = {}  # label ("lib:<package>" for the lib) -> errors
+        self.all_errors: list[str] = []
+        self.ok = False
+        self.problem = ""
+
+
+def build(run: Run, ws: Workspace, targets: list[Target], everything: bool) -> Build:
+    result = Build()
+    jobs = int(run.spec.get("jobs") or 0)
+    argv = run.cargo("test", "--no-run", "--no-fail-fast", "--message-format", "json", "--frozen")
+    argv += ["-j", str(jobs)] if jobs else []
+    ran = run.tool(argv + build_flags(targets, everything))
+    if ran.timed_out:
+        result.problem = "the build did not finish in time"
+    for line in ran.text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        _take_build_message(msg, ws, result)
+    if not result.problem and ran.code not in (0, 101):
+        result.problem = f"cargo test --no-run ended with exit code {ran.code}"
+    return result
+
+
+def _take_build_message(msg: dict[str, Any], ws: Workspace, result: Build) -> None:
+    reason = msg.get("reason")
+    target = msg.get("target") or {}
+    package = ws.names.get(str(msg.get("package_id")), "")
+    kind = target_kind(list(target.get("kind") or []))
+    name = str(target.get("name"))
+    if reason == "compiler-artifact" and package:
+        if (msg.get("profile") or {}).get("test") and msg.get("executable"):
+            result.built.add(label(package, kind, name))
+            result.executables.add(os.path.realpath(str(msg["executable"])))
+    elif reason == "compiler-message":
+        message = msg.get("message") or {}
+        if message.get("level") in ("error", "error: internal compiler error"):
+            text = str(message.get("rendered") or message.get("message") or "")
+            result.all_errors.append(text)
+            if package:
+                key = f"lib:{package}" if kind in ("lib", "build") else label(package, kind, name)
+                result.errors.setdefault(key, []).append(text)
+    elif reason == "build-finished":
+        result.ok = bool(msg.get("success"))
+
+
+def _errors_for(result: Build, target: Target) -> str:
+    own = result.errors.get(target.label) or result.errors.get(f"lib:{target.package}")
+    texts = own or result.all_errors
+    if not texts:
+        return result.problem or "the test target did not build (see the run's output)"
+    return "\n".join(texts)[:ERRORS_LIMIT]
+
+
+def scrub(run: Run, result: Build) -> None:
+    """After the build: no test executable it did not make, and no incremental cache (both
+    can hold the original's compiled code)."""
+    if run.spec.get("keep_target"):
+        return
+    root = run.spec["target_dir"]
+    for profile in _profiles(root):
+        shutil.rmtree(os.path.join(profile, "incremental"), ignore_errors=True)
+        deps = os.path.join(profile, "deps")
+        try:
+            names = os.listdir(deps)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(deps, name)
+            if "." in name or not os.path.isfile(path) or not os.access(path, os.X_OK):
+                continue
+            if os.path.realpath(path) not in result.executables:
+                os.unlink(path)
+
+
+def _profiles(root: str) -> list[str]:
+    try:
+        return [
+            os.path.join(root, d)
+            for d in os.listdir(root)
+            if os.path.isdir(os.path.join(root, d, "deps"))
+        ]
+    except OSError:
+        return []
+
+
+def nextest_config(run: Run) -> str:
+    timeout = float(run.spec.get("test_timeout") or 0)
+    jobs = int(run.spec.get("jobs") or 0)
+    lines = [
+        "[profile.taskmint]",
+        "retries = 0",
+        "fail-fast = false",
+        'failure-output = "never"',
+        'success-output = "never"',
+        'status-level = "fail"',
+        'final-status-level = "none"',
+        'leak-timeout = "200ms"',
+    ]
+    if jobs:
+        lines.append(f"test-threads = {jobs}")
+    if timeout > 0:
+        lines.append(f'slow-timeout = {{ period = "{timeout:g}s", terminate-after = 1 }}')
+    lines += [
+        "",
+        "[profile.taskmint.junit]",
+        'path = "/dev/stdout"',
+        "store-success-output = true",
+        "store-failure-output = true",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def nextest_args(run: Run, config: str) -> list[str]:
+    return [
+        run.spec["nextest"],
+        "nextest",
+        "--config-file",
+        config,
+        "--user-config-file",
+        "none",
+    ]
+
+
+class Suite:
+    """One test binary as nextest lists it."""
+
+    def __init__(self, binary_id: str, label: str, tests: dict[str, bool]) -> None:
+        self.binary_id = binary_id
+        self.label = label
+        self.tests = tests  # name -> ignored
+
+
+def list_tests(run: Run, ws: Workspace, config: str, flags: list[str]) -> list[Suite] | str:
+    argv = [*nextest_args(run, config), "list", "--message-format", "json", "--frozen"]
+    ran = run.tool([*argv, "--run-ignored", "all", *flags])
+    if ran.code != 0:
+        why = "timed out" if ran.timed_out else f"exit code {ran.code}"
+        return f"cargo nextest list failed ({why})"
+    try:
+        data = json.loads(ran.stdout)
+        suites = []
+        for binary_id, suite in (data.get("rust-suites") or {}).items():
+            package = ws.names.get(str(suite.get("package-id")), "")
+            if not package:
+                continue
+            kind = "lib" if suite.get("kind") in ("lib", "proc-macro") else str(suite.get("kind"))
+            lab = label(package, kind, str(suite.get("binary-name")))
+            tests = {
+                str(name): bool(case.get("ignored"))
+                for name, case in (suite.get("testcases") or {}).items()
+            }
+            suites.append(Suite(str(binary_id), lab, tests))
+        return suites
+    except (ValueError, AttributeError, TypeError) as exc:
+        return f"cargo nextest list's output is not what nextest writes: {exc}"
+
+
+def filtersets(run: Run, suites: list[Suite]) -> tuple[list[str], set[str]]:
+    """nextest's -E expressions for the selection, and the ids to keep from its report (a
+    binary whose selected names cannot be written as a filterset runs whole)."""
+    exprs: list[str] = []
+    keep: set[str] = set()
+    for suite in suites:
+        whole, names = run.wanted(suite.label)
+        if not whole and not names:
+            continue
+        plain = all(_PLAIN_NAME.match(n) for n in names) and _PLAIN_NAME.match(
+            suite.binary_id.replace("/", "_").replace("-", "_")
+        )
+        binary = f"binary_id(={suite.binary_id})"
+        if whole or not plain:
+            exprs.append(binary)
+            keep |= {f"{suite.label}::{n}" for n in (suite.tests if whole else names)}
+            continue
+        expr = f"{binary} & ({' | '.join(f'test(={n})' for n in sorted(names))})"
+        if len(expr) > FILTER_LIMIT:
+            expr = binary
+        exprs.append(expr)
+        keep |= {f"{suite.label}::{n}" for n in names}
+    return exprs, keep
+
+
+def run_nextest(run: Run, suites: list[Suite], config: str, flags: list[str]) -> None:
+    by_binary = {s.binary_id: s for s in suites}
+    selected: set[str] | None = None
+    argv = [*nextest_args(run, config), "run", "--profile", "taskmint", "--frozen"]
+    argv += ["--no-fail-fast", "--show-progress", "none", "--no-tests", "pass", *flags]
+    if run.select is not None:
+        exprs, selected = filtersets(run, suites)
+        if not exprs:
+            return
+        for expr in exprs:
+            argv += ["-E", expr]
+    ran = run.tool(argv)
+    problem = ""
+    if ran.timed_out:
+        problem = "the tests did not finish in time"
+    elif ran.too_big:
+        problem = "the tests' output was too large to report"
+    elif ran.code not in (0, 100):
+        problem = f"cargo nextest run ended with exit code {ran.code}"
+    if not problem:
+        problem = _take_junit(run, ran.text, by_binary, selected)
+    if problem:
+        run.report.emit({"type": "harness_error", "message": problem})
+        for suite in suites:  # what was to run and did not report
+            whole, names = run.wanted(suite.label)
+            for name, ignored in sorted(suite.tests.items()):
+                if not ignored and (whole or name in names):
+                    run.test(f"{suite.label}::{name}", "error", message=problem)
+
+
+def _take_junit(run: Run, text: str, by_binary: dict[str, Suite], selected: set[str] | None) -> str:
+    body = text.strip()
+    if not body:
+        return ""  # nothing was selected to run
+    if not body.startswith("<?xml"):
+        return "cargo nextest wrote something besides its JUnit report"
+    try:
+        root = ElementTree.fromstring(body)
+    except ElementTree.ParseError as exc:
+        return f"cargo nextest's JUnit report does not parse: {exc}"
+    for suite_el in root.iter("testsuite"):
+        suite = by_binary.get(str(suite_el.get("name")))
+        if suite is None:
+            return f"the JUnit report names a binary nextest did not list: {suite_el.get('name')}"
+        for case in suite_el.iter("testcase"):
+            test_id = f"{suite.label}::{case.get('name')}"
+            if selected is not None and test_id not in selected:
+                continue
+            outcome, message = _case_outcome(case)
+            run.test(test_id, outcome, _seconds(case.get("time")), message)
+    return ""
+
+
+def _case_outcome(case: ElementTree.Element) -> tuple[str, str]:
+    for tag in ("failure", "error"):
+        el = case.find(tag)
+        if el is not None:
+            kind = str(el.get("type") or "")
+            text = (el.text or el.get("message") or kind or tag).strip()
+            if kind == "test timeout":
+                text = "the test timed out"
+            return ("failed" if tag == "failure" else "error"), text
+    out = case.find("system-out")
+    if out is None or not _LIBTEST_OK.search(out.text or ""):
+        return "failed", (
+            "the test process exited 0 without its test harness's result line: the code under "
+            "test ended the process (process::exit) before the test finished"
+        )
+    return "passed", ""
+
+
+def _seconds(value: Any) -> float:
+    try:
+        return round(float(value or 0.0), 6)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def run_doctests(run: Run, package: str) -> None:
+    binary = f"doc:{package}"
+    whole, names = run.wanted(binary)
+    if not whole and not names:
+        return
+    argv = run.cargo("test", "--doc", "--frozen", "-p", package, "--message-format", "json")
+    jobs = int(run.spec.get("jobs") or 0)
+    argv += ["--", "--color", "never"] + (["--test-threads", str(jobs)] if jobs else [])
+    if not whole:
+        argv += ["--exact", *sorted(names)]
+    ran = run.tool(argv)
+    errors: list[str] = []
+    built = True
+    for line in ran.text.splitlines():
+        if line.startswith("{"):
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            message = msg.get("message") or {}
+            if msg.get("reason") == "compiler-message" and message.get("level") == "error":
+                errors.append(str(message.get("rendered") or message.get("message") or ""))
+            elif msg.get("reason") == "build-finished":
+                built = bool(msg.get("success"))
+    if not built and not ran.timed_out:
+        text = "\n".join(errors)[:ERRORS_LIMIT] or "(see the run's output)"
+        run.report.emit({"type": "build_error", "target": binary, "message": text})
+        for tid in run.expected_of(binary):
+            run.test(tid, "failed", message=f"the library did not build:\n{text}")
+        return
+    results, problem = parse_doctests(ran.text)
+    if ran.timed_out:
+        problem = "the doctests did not finish in time"
+    elif not problem and ran.code not in (0, 101):
+        problem = f"cargo test --doc ended with exit code {ran.code}"
+    if problem.startswith("tampered: "):
+        run.report.emit({"type": "tampered", "reason": problem.removeprefix("tampered: ")})
+        return
+    for name, outcome in results:
+        if whole or name in names:
+            run.test(f"{binary}::{name}", outcome)
+    if problem:
+        run.report.emit({"type": "harness_error", "message": problem})
+        for tid in run.expected_of(binary):
+            run.test(tid, "error", message=problem)
+
+
+def parse_doctests(text: str) -> tuple[list[tuple[str, str]], str]:
+    """(name, outcome) of each doctest rustdoc reported, and a problem ("" if none; starting
+    "tampered: " when the lines do not add up). Only the lines between "running N tests" and
+    the first "failures:", "successes:" or "test result:" line are results: what a failing
+    doctest printed comes after them."""
+    results: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    expected: int | None = None
+    summary: tuple[int, int, int] | None = None
+    in_results = False
+    for line in text.splitlines():
+        if line.startswith("{"):
+            continue  # cargo's JSON messages
+        m = _RUNNING.match(line)
+        if m and expected is None:
+            expected, in_results = int(m.group(1)), True
+            continue
+        s = _SUMMARY.match(line)
+        if s and summary is None:
+            summary = (int(s.group(1)), int(s.group(2)), int(s.group(3)))
+            in_results = False
+            continue
+        if line in ("failures:", "successes:"):
+            in_results = False
+            continue
+        if not in_results:
+            continue
+        d = _DOC_LINE.match(line)
+        if d is None:
+            continue
+        name, result = d.group("name"), d.group("result")
+        if name in seen:
+            return results, f"tampered: doctest {name!r} was reported twice"
+        seen.add(name)
+        outcome = "passed" if result == "ok" else "failed" if result == "FAILED" else "skipped"
+        results.append((name, outcome))
+    if expected is None:
+        return results, "rustdoc reported no doctest run (did the library build?)"
+    if summary is None:
+        return results, "rustdoc's doctest run did not finish"
+    counts = (
+        sum(o == "passed" for _, o in results),
+        sum(o == "failed" for _, o in results),
+        sum(o == "skipped" for _, o in results),
+    )
+    if len(results) != expected or counts != summary:
+        return results, (
+            f"tampered: rustdoc's lines do not add up ({len(results)} results {counts} for "
+            f"{expected} tests, summary {summary})"
+        )
+    return results, ""
+
+
+def main() -> int:
+    spec, target = _read_input()
+    report = Report(target, spec["nonce"])
+    report.emit({"type": "start"})
+    why = _non_dumpable()
+    if why is not None:
+        report.emit({"type": "harness_error", "message": why})
+        return 2
+    run = Run(spec, report)
+    try:
+        status = _main(run)
+    finally:
+        if not spec.get("keep_target"):
+            shutil.rmtree(spec["target_dir"], ignore_errors=True)
+    report.emit({"type": "finish", "counts": run.counts, "status": status})
+    return 0
+
+
+def _main(run: Run) -> str:
+    problem = prepare_target(run)
+    if problem:
+        run.report.emit({"type": "harness_error", "message": problem})
+        return "error"
+    ws = metadata(run)
+    if isinstance(ws, str):
+        run.report.emit({"type": "harness_error", "message": ws})
+        return "error"
+    wanted = [t for t in ws.targets.values() if any(run.wanted(t.label))]
+    docs = [p for p in ws.doc_packages if any(run.wanted(f"doc:{p}"))]
+    result = Build()
+    if wanted:
+        result = build(run, ws, wanted, run.select is None)
+        sweep(run.spec)
+        scrub(run, result)
+        for t in wanted:
+            if t.label not in result.built:
+                message = _errors_for(result, t)
+                run.report.emit({"type": "build_error", "target": t.label, "message": message})
+                for tid in run.expected_of(t.label):
+                    run.test(tid, "failed", message=f"the test target did not build:\n{message}")
+    built = [t for t in wanted if t.label in result.built]
+    config = os.path.join("/tmp", f"taskmint-nextest-{os.getpid()}.toml")
+    with open(config, "w", encoding="utf-8") as fh:
+        fh.write(nextest_config(run))
+    if built:
+        flags = build_flags(built, run.select is None and len(built) == len(wanted))
+        suites = list_tests(run, ws, config, flags)
+        if isinstance(suites, str):
+            run.report.emit({"type": "harness_error", "message": suites})
+            for t in built:
+                for tid in run.expected_of(t.label):
+                    run.test(tid, "error", message=suites)
+        else:
+            for suite in suites:  # ignored tests are skipped, never run
+                whole, names = run.wanted(suite.label)
+                for name, ignored in sorted(suite.tests.items()):
+                    if ignored and (whole or name in names):
+                        run.test(f"{suite.label}::{name}", "skipped", message="ignored")
+            run_nextest(run, suites, config, flags)
+            sweep(run.spec)
+    for package in docs:
+        run_doctests(run, package)
+        sweep(run.spec)
+    return "ok"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
