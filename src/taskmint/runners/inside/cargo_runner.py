@@ -694,8 +694,9 @@ def run_doctests(run: Run, package: str) -> None:
     argv = run.cargo("test", "--doc", "--frozen", "-p", package, "--message-format", "json")
     jobs = int(run.spec.get("jobs") or 0)
     argv += ["--", "--color", "never"] + (["--test-threads", str(jobs)] if jobs else [])
-    if not whole:
-        argv += ["--exact", *sorted(names)]
+    tokens = doc_filters(names) if not whole else None
+    if tokens:
+        argv += tokens
     ran = run.tool(argv)
     errors: list[str] = []
     built = True
@@ -733,11 +734,25 @@ def run_doctests(run: Run, package: str) -> None:
             run.test(tid, "error", message=problem)
 
 
+def doc_filters(names: set[str]) -> list[str] | None:
+    """libtest filters that select at least the doctests `names` (rustdoc splits its test
+    arguments at whitespace, so a whole name cannot be one): the item part of each name, as a
+    substring; None when one has whitespace in it (then every doctest runs). What they select
+    beyond the names is run and left out of the report."""
+    tokens = set()
+    for name in names:
+        m = re.match(r"^\S+ - (?P<item>.+) \(line \d+\)$", name)
+        if m is None or re.search(r"\s", m.group("item")):
+            return None
+        tokens.add(m.group("item"))
+    return sorted(tokens)
+
+
 def parse_doctests(text: str) -> tuple[list[tuple[str, str]], str]:
     """(name, outcome) of each doctest rustdoc reported, and a problem ("" if none; starting
     "tampered: " when the lines do not add up). Only the lines between "running N tests" and
-    the first "failures:", "successes:" or "test result:" line are results: what a failing
-    doctest printed comes after them."""
+    the first "failures:", "successes:" or "test result:" line are results, and the last
+    "test result:" line is the summary: what a failing doctest printed comes between them."""
     results: list[tuple[str, str]] = []
     seen: set[str] = set()
     expected: int | None = None
@@ -751,7 +766,7 @@ def parse_doctests(text: str) -> tuple[list[tuple[str, str]], str]:
             expected, in_results = int(m.group(1)), True
             continue
         s = _SUMMARY.match(line)
-        if s and summary is None:
+        if s:  # the last one is rustdoc's (a failing doctest's output comes before it)
             summary = (int(s.group(1)), int(s.group(2)), int(s.group(3)))
             in_results = False
             continue
