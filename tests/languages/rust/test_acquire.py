@@ -118,7 +118,7 @@ def test_a_missing_toolchain_is_refused(tmp_path, cache_dir, monkeypatch):
 def test_a_seed_that_does_not_build_is_refused(tmp_path, cache_dir, sandbox):
     root = _crate(tmp_path / "broken", body=LIB.replace("x * 2", '"two"'))
     seed = acquire_folder(root, cache_dir=cache_dir)
-    with pytest.raises(EnvironmentBuildError, match="does not build.*mismatched types"):
+    with pytest.raises(EnvironmentBuildError, match=r"does not build.*mismatched types"):
         build_environment(seed, cache_dir=cache_dir, sandbox=sandbox)
 
 
@@ -139,6 +139,6 @@ def test_a_published_crate_is_acquired_vendored_and_run_offline(cache_dir, sandb
     kinds = {tid.split(":", 1)[0] for tid in outcomes}
     assert kinds == {"lib", "test", "doc"}, kinds
     assert len(outcomes) > 50 and set(outcomes.values()) == {"passed"}
-    with pytest.raises(SourceError, match="has strsim at exactly 0.0.999"):
+    with pytest.raises(SourceError, match=r"has strsim at exactly 0\.0\.999"):
         acquire_crate("strsim", "0.0.999", cache_dir=cache_dir)
     shutil.rmtree(ws, ignore_errors=True)
