@@ -15,14 +15,14 @@ from taskmint.files import copy_tree
 from taskmint.languages.rust import parse_cargo_report
 from taskmint.records import Environment, RunReport, SeedApp
 from taskmint.runners import run_tests
-from taskmint.runners.inside.cargo_runner import parse_doctests
+from taskmint.runners.inside.cargo_runner import doc_ids, parse_doctests
 from taskmint.sandbox import LocalSandbox
 
 LIMITS = Limits(wall_seconds=300)
 
 ALL = {
-    "doc:tinyrs::src/lib.rs - add (line 8)": "passed",
-    "doc:tinyrs::src/math.rs - math::factorial (line 5)": "passed",
+    "doc:tinyrs::src/lib.rs - add": "passed",
+    "doc:tinyrs::src/math.rs - math::factorial": "passed",
     "lib:tinyrs::math::tests::an_ignored_test": "skipped",
     "lib:tinyrs::math::tests::divide_by_zero_panics": "passed",
     "lib:tinyrs::math::tests::factorial_of_five": "passed",
@@ -73,7 +73,7 @@ def test_a_stubbed_body_fails_exactly_its_tests(rust_seed, rust_env, sandbox, tm
     broken = {
         "lib:tinyrs::math::tests::factorial_of_five",
         "lib:tinyrs::math::tests::factorial_of_zero_is_one",
-        "doc:tinyrs::src/math.rs - math::factorial (line 5)",
+        "doc:tinyrs::src/math.rs - math::factorial",
     }
     assert report.outcome_map() == {t: "failed" if t in broken else o for t, o in ALL.items()}
     messages = {r.test_id: r.message or "" for r in report.results}
@@ -85,7 +85,7 @@ def test_a_build_error_fails_every_selected_test(rust_seed, rust_env, sandbox, t
     chosen = (
         "lib:tinyrs::tests::adds_small_numbers",
         "test:tinyrs/api::divide_rounds_toward_zero",
-        "doc:tinyrs::src/lib.rs - add (line 8)",
+        "doc:tinyrs::src/lib.rs - add",
     )
     report = _run(rust_seed, rust_env, sandbox, tmp_path, edits, test_ids=chosen)
     assert report.complete
@@ -124,7 +124,7 @@ def test_selection_runs_only_the_selected_ids(rust_seed, rust_env, sandbox, tmp_
     chosen = (
         "lib:tinyrs::math::tests::factorial_of_five",
         "test:tinyrs/api::divide_rounds_toward_zero",
-        "doc:tinyrs::src/lib.rs - add (line 8)",
+        "doc:tinyrs::src/lib.rs - add",
     )
     report = _run(rust_seed, rust_env, sandbox, tmp_path, test_ids=chosen)
     assert report.outcome_map() == dict.fromkeys(chosen, "passed")
@@ -155,8 +155,8 @@ def test_printed_libtest_lines_do_not_count(rust_seed, rust_env, sandbox, tmp_pa
     )
     outcomes = report.outcome_map()
     assert outcomes["lib:tinyrs::math::tests::factorial_of_five"] == "failed"
-    assert outcomes["doc:tinyrs::src/math.rs - math::factorial (line 5)"] == "failed"
-    assert outcomes["doc:tinyrs::src/lib.rs - add (line 8)"] == "passed"
+    assert outcomes["doc:tinyrs::src/math.rs - math::factorial"] == "failed"
+    assert outcomes["doc:tinyrs::src/lib.rs - add"] == "passed"
     assert not report.tampered
 
 
@@ -192,7 +192,7 @@ def test_the_runners_pipes_are_out_of_reach(rust_seed, rust_env, sandbox, tmp_pa
     outcomes = report.outcome_map()
     for tid in (
         "lib:tinyrs::math::tests::factorial_of_five",
-        "doc:tinyrs::src/math.rs - math::factorial (line 5)",
+        "doc:tinyrs::src/math.rs - math::factorial",
     ):
         assert outcomes[tid] == "failed"
     assert "refused" in messages["lib:tinyrs::math::tests::factorial_of_five"]
@@ -250,3 +250,22 @@ def test_nothing_of_a_run_is_left_in_the_workspace(rust_seed, rust_env, sandbox)
         report = _run(rust_seed, rust_env, sandbox, Path(tmp), test_ids=("doc:tinyrs",))
         assert set(report.outcome_map()) == {t for t in ALL if t.startswith("doc:")}
         assert not (Path(tmp) / "ws" / "target").exists()
+
+
+def test_doctest_ids_survive_edits_above_them(rust_seed, rust_env, sandbox, tmp_path):
+    edits = {
+        rel: "// a line more\n// and another\n" + (Path(rust_seed.root) / rel).read_text()
+        for rel in ("src/lib.rs", "src/math.rs")
+    }
+    report = _run(rust_seed, rust_env, sandbox, tmp_path, edits, test_ids=("doc:tinyrs",))
+    assert report.outcome_map() == {t: o for t, o in ALL.items() if t.startswith("doc:")}
+
+
+def test_an_items_doctests_are_numbered_by_line():
+    names = ["a.rs - f (line 30)", "a.rs - f (line 4)", "b.rs - f (line 9)", "a.rs - g (line 1)"]
+    assert doc_ids(names) == {
+        "a.rs - f (line 4)": "a.rs - f",
+        "a.rs - f (line 30)": "a.rs - f #2",
+        "b.rs - f (line 9)": "b.rs - f",
+        "a.rs - g (line 1)": "a.rs - g",
+    }

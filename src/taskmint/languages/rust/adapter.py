@@ -14,8 +14,9 @@ the binary's hashed file name):
 - `<kind>:<package>/<target>::<path>` for the other test targets, kind one of `test`
   (an integration test file: `test:tinyrs/api::divide_rounds_toward_zero`), `bin`, `example`,
   `bench`;
-- `doc:<package>::<file> - <item> (line N)`: a doctest, named as rustdoc names it, the file
-  relative to the package (`doc:tinyrs::src/lib.rs - add (line 8)`).
+- `doc:<package>::<file> - <item>`: a doctest, named as rustdoc names it but without its
+  line number, which any edit above it changes (`doc:tinyrs::src/lib.rs - add`); an item's
+  second, third, ... doctest in that file, by line, ends in ` #2`, ` #3`.
 
 The binary part ends at the first `::` (package and target names cannot hold one). A selection
 may also name a whole binary (`test:tinyrs/api`, `doc:tinyrs`).

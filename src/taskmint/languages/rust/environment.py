@@ -54,10 +54,11 @@ from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch, make_staging
 
 __all__ = [
-    "WarmBuild",
+    "BUILD_FILE",
     "build_environment",
     "environment_id",
     "lock_digest",
+    "phases",
     "vendor_dependencies",
     "vendored_packages",
 ]
@@ -65,6 +66,20 @@ __all__ = [
 # Bumped whenever the way an environment is built changes, so cached ones are rebuilt.
 _RECIPE = 1
 _FINGERPRINT = re.compile(r"^(?P<name>.+)-[0-9a-f]{16}$")
+BUILD_FILE = "build.json"  # what the warm build cost: wall time, the harness's phases
+
+
+def phases(output: str) -> dict[str, float]:
+    """The harness's seconds per phase (copy, metadata, build, list, tests, doctests, clean),
+    from the last `taskmint-phases` line of a run's output; {} when there is none."""
+    for line in reversed(output.splitlines()):
+        if line.startswith("taskmint-phases "):
+            try:
+                data = json.loads(line.split(" ", 1)[1])
+            except ValueError:
+                return {}
+            return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    return {}
 
 
 def lock_digest(root: Path) -> str:
@@ -193,14 +208,6 @@ def environment_id(seed: SeedApp, toolchain: Toolchain | None = None) -> str:
     return "rust-" + stable_id(
         _RECIPE, seed.snapshot_id, lock_digest(Path(seed.root)), toolchain.fingerprint
     )
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class WarmBuild:
-    """What the warm build cost (seconds) and found."""
-
-    wall_time: float
-    tests: int
 
 
 def build_environment(
@@ -338,6 +345,8 @@ def _warm(
         os.chmod(folder / WARM_FILE, 0o600)
         ids = sorted(r.test_id for r in report.results)
         (folder / TESTS_FILE).write_text(json.dumps(ids, indent=0), encoding="utf-8")
+        figures = {"wall_time": round(result.wall_time, 3), "phases": phases(result.output)}
+        (folder / BUILD_FILE).write_text(json.dumps(figures), encoding="utf-8")
     finally:
         shutil.rmtree(ws, ignore_errors=True)
 

@@ -25,7 +25,8 @@ The run, in phases (each bounded by what is left of the input's `timeout`):
    under test) and fails;
 6. `cargo test --doc` runs the doctests (rustdoc runs each as a child and reports its lines
    `test <file> - <item> (line N) ... ok|FAILED|ignored` on its standard output, which only this
-   process reads; the lines a failing doctest printed come after "failures:" and are ignored).
+   process reads; the lines a failing doctest printed come after "failures:" and are ignored;
+   lines that do not add up with rustdoc's counts are "tampered").
 
 cargo, rustdoc and cargo-nextest are mounted execute-only, so the kernel makes them
 non-dumpable: a test process (the same uid) can neither open their descriptors under /proc nor
@@ -36,7 +37,9 @@ which holds the crate's own code.
 
 Test ids (see `taskmint.languages.rust.ids`): `<kind>:<package>[/<target>]::<test path>` for
 tests run by nextest (`lib:tinyrs::math::tests::adds`, `test:tinyrs/api::adds`,
-`bin:tinyrs/cli::tests::parses`), and `doc:<package>::<file> - <item> (line N)` for doctests.
+`bin:tinyrs/cli::tests::parses`), and `doc:<package>::<file> - <item>` for doctests (the line
+number left out, since any edit above a doctest moves it; ` #2`, ` #3` for an item's further
+doctests, by line).
 A selection may also name a whole binary (`test:tinyrs/api`) or every doctest (`doc:tinyrs`).
 
 Report records (JSON lines, each with the run's nonce): "start"; "build_error" (target,
@@ -61,6 +64,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 PR_SET_DUMPABLE = 4
@@ -73,6 +77,7 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_:]+$")
 _DOC_LINE = re.compile(
     r"^test (?P<name>.+? \(line \d+\))(?: - [a-z ]+)? \.\.\. (?P<result>ok|FAILED|ignored.*)$"
 )
+_DOC_NAME = re.compile(r"^(?P<base>.+) \(line (?P<line>\d+)\)$")
 _RUNNING = re.compile(r"^running (\d+) tests?$")
 _SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored;")
 _LIBTEST_OK = re.compile(r"^test result: ok\. 1 passed;", re.MULTILINE)
@@ -346,6 +351,16 @@ class Run:
         self.select = spec.get("select")
         self.reported: set[str] = set()
         self.counts = {"tests": 0, "passed": 0, "failed": 0, "skipped": 0, "error": 0}
+        self.phases: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time a phase (seconds, summed per name; reported in "finish")."""
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + time.monotonic() - start
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -725,23 +740,41 @@ def run_doctests(run: Run, package: str) -> None:
     if problem.startswith("tampered: "):
         run.report.emit({"type": "tampered", "reason": problem.removeprefix("tampered: ")})
         return
+    stable = doc_ids([name for name, _ in results])
     for name, outcome in results:
-        if whole or name in names:
-            run.test(f"{binary}::{name}", outcome)
+        if whole or stable[name] in names:
+            run.test(f"{binary}::{stable[name]}", outcome)
     if problem:
         run.report.emit({"type": "harness_error", "message": problem})
         for tid in run.expected_of(binary):
             run.test(tid, "error", message=problem)
 
 
+def doc_ids(names: list[str]) -> dict[str, str]:
+    """rustdoc's doctest names -> the names in test ids: without the line number (an edit
+    above a doctest moves it), the k-th doctest of one item in one file (by line) with " #k"
+    after the first: `src/lib.rs - add (line 8)` -> `src/lib.rs - add`."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for name in names:
+        m = _DOC_NAME.match(name)
+        base, line = (m.group("base"), int(m.group("line"))) if m else (name, 0)
+        groups.setdefault(base, []).append((line, name))
+    out: dict[str, str] = {}
+    for base, entries in groups.items():
+        for k, (_, name) in enumerate(sorted(entries), start=1):
+            out[name] = base if k == 1 else f"{base} #{k}"
+    return out
+
+
 def doc_filters(names: set[str]) -> list[str] | None:
-    """libtest filters that select at least the doctests `names` (rustdoc splits its test
-    arguments at whitespace, so a whole name cannot be one): the item part of each name, as a
-    substring; None when one has whitespace in it (then every doctest runs). What they select
-    beyond the names is run and left out of the report."""
+    """libtest filters that select at least the doctests `names` (ids' names, see `doc_ids`)
+    and every other doctest of their items (so their numbering is whole): the item part of
+    each name, as a substring (rustdoc splits its test arguments at whitespace, so a whole
+    name cannot be one); None when an item has whitespace in it (then every doctest runs).
+    What they select beyond the names is run and left out of the report."""
     tokens = set()
     for name in names:
-        m = re.match(r"^\S+ - (?P<item>.+) \(line \d+\)$", name)
+        m = re.match(r"^\S+ - (?P<item>.+?)(?: #\d+)?$", name)
         if m is None or re.search(r"\s", m.group("item")):
             return None
         tokens.add(m.group("item"))
@@ -814,17 +847,23 @@ def main() -> int:
         status = _main(run)
     finally:
         if not spec.get("keep_target"):
-            shutil.rmtree(spec["target_dir"], ignore_errors=True)
-    report.emit({"type": "finish", "counts": run.counts, "status": status})
+            with run.phase("clean"):
+                shutil.rmtree(spec["target_dir"], ignore_errors=True)
+    phases = {k: round(v, 3) for k, v in run.phases.items()}
+    report.emit({"type": "finish", "counts": run.counts, "status": status, "phases": phases})
+    sys.stdout.write("taskmint-phases " + json.dumps(phases) + "\n")
+    sys.stdout.flush()
     return 0
 
 
 def _main(run: Run) -> str:
-    problem = prepare_target(run)
+    with run.phase("copy"):
+        problem = prepare_target(run)
     if problem:
         run.report.emit({"type": "harness_error", "message": problem})
         return "error"
-    ws = metadata(run)
+    with run.phase("metadata"):
+        ws = metadata(run)
     if isinstance(ws, str):
         run.report.emit({"type": "harness_error", "message": ws})
         return "error"
@@ -832,9 +871,10 @@ def _main(run: Run) -> str:
     docs = [p for p in ws.doc_packages if any(run.wanted(f"doc:{p}"))]
     result = Build()
     if wanted:
-        result = build(run, ws, wanted, run.select is None)
-        sweep(run.spec)
-        scrub(run, result)
+        with run.phase("build"):
+            result = build(run, ws, wanted, run.select is None)
+            sweep(run.spec)
+            scrub(run, result)
         for t in wanted:
             if t.label not in result.built:
                 message = _errors_for(result, t)
@@ -847,7 +887,8 @@ def _main(run: Run) -> str:
         fh.write(nextest_config(run))
     if built:
         flags = build_flags(built, run.select is None and len(built) == len(wanted))
-        suites = list_tests(run, ws, config, flags)
+        with run.phase("list"):
+            suites = list_tests(run, ws, config, flags)
         if isinstance(suites, str):
             run.report.emit({"type": "harness_error", "message": suites})
             for t in built:
@@ -859,11 +900,13 @@ def _main(run: Run) -> str:
                 for name, ignored in sorted(suite.tests.items()):
                     if ignored and (whole or name in names):
                         run.test(f"{suite.label}::{name}", "skipped", message="ignored")
-            run_nextest(run, suites, config, flags)
-            sweep(run.spec)
+            with run.phase("tests"):
+                run_nextest(run, suites, config, flags)
+                sweep(run.spec)
     for package in docs:
-        run_doctests(run, package)
-        sweep(run.spec)
+        with run.phase("doctests"):
+            run_doctests(run, package)
+            sweep(run.spec)
     return "ok"
 
 
