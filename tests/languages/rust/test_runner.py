@@ -269,3 +269,17 @@ def test_an_items_doctests_are_numbered_by_line():
         "b.rs - f (line 9)": "b.rs - f",
         "a.rs - g (line 1)": "a.rs - g",
     }
+
+
+def test_processes_a_test_leaves_behind_are_killed(rust_seed, rust_env, sandbox, tmp_path):
+    spawn = (
+        '    std::process::Command::new("/usr/bin/sleep").arg("300")\n'
+        "        .stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null())\n"
+        "        .spawn().unwrap();\n" + FACTORIAL
+    )
+    edits = _edit(rust_seed, "src/math.rs", FACTORIAL, spawn)
+    chosen = ("lib:tinyrs::math::tests::factorial_of_five",)
+    report = _run(rust_seed, rust_env, sandbox, tmp_path, edits, test_ids=chosen)
+    assert report.outcome_map() == dict.fromkeys(chosen, "passed")
+    assert "taskmint-swept 1\n" in report.output_tail
+    assert report.wall_time < 60

@@ -245,18 +245,27 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def sweep(spec: CargoInput) -> None:
-    """Kill every other process this uid can signal (what a build or a test left behind).
-    Only inside a sandbox: a process of its own uid, started by the PID namespace's init."""
-    if spec.get("sweep") and os.getuid() != 0 and os.getppid() == 1:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(-1, signal.SIGKILL)
-        while True:  # reap what was ours
-            try:
-                if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                    break
-            except ChildProcessError:
+def sweep(spec: CargoInput) -> int:
+    """Kill every other process this uid can signal (what a build or a test left behind);
+    how many there were. Only inside a sandbox: a process of its own uid, started by the PID
+    namespace's init."""
+    if not (spec.get("sweep") and os.getuid() != 0 and os.getppid() == 1):
+        return 0
+    me, uid = os.getpid(), os.getuid()
+    left = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != me:
+            with contextlib.suppress(OSError):
+                left += os.stat(f"/proc/{entry}").st_uid == uid
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(-1, signal.SIGKILL)
+    while True:  # reap what was ours
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
                 break
+        except ChildProcessError:
+            break
+    return left
 
 
 # --- test ids ------------------------------------------------------------------------------
@@ -352,6 +361,7 @@ class Run:
         self.reported: set[str] = set()
         self.counts = {"tests": 0, "passed": 0, "failed": 0, "skipped": 0, "error": 0}
         self.phases: dict[str, float] = {}
+        self.swept = 0  # processes left behind by a build or a test, killed
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -850,8 +860,9 @@ def main() -> int:
             with run.phase("clean"):
                 shutil.rmtree(spec["target_dir"], ignore_errors=True)
     phases = {k: round(v, 3) for k, v in run.phases.items()}
-    report.emit({"type": "finish", "counts": run.counts, "status": status, "phases": phases})
-    sys.stdout.write("taskmint-phases " + json.dumps(phases) + "\n")
+    counts = {**run.counts, "swept": run.swept}
+    report.emit({"type": "finish", "counts": counts, "status": status, "phases": phases})
+    sys.stdout.write(f"taskmint-swept {run.swept}\ntaskmint-phases {json.dumps(phases)}\n")
     sys.stdout.flush()
     return 0
 
@@ -873,7 +884,7 @@ def _main(run: Run) -> str:
     if wanted:
         with run.phase("build"):
             result = build(run, ws, wanted, run.select is None)
-            sweep(run.spec)
+            run.swept += sweep(run.spec)
             scrub(run, result)
         for t in wanted:
             if t.label not in result.built:
@@ -902,11 +913,11 @@ def _main(run: Run) -> str:
                         run.test(f"{suite.label}::{name}", "skipped", message="ignored")
             with run.phase("tests"):
                 run_nextest(run, suites, config, flags)
-                sweep(run.spec)
+                run.swept += sweep(run.spec)
     for package in docs:
         with run.phase("doctests"):
             run_doctests(run, package)
-            sweep(run.spec)
+            run.swept += sweep(run.spec)
     return "ok"
 
 
