@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from taskmint.languages.rust import (
     ToolchainMissing,
     acquire_crate,
     acquire_folder,
+    acquire_git,
     build_environment,
     detect_manifest,
     find_toolchain,
@@ -142,3 +144,34 @@ def test_a_published_crate_is_acquired_vendored_and_run_offline(cache_dir, sandb
     with pytest.raises(SourceError, match=r"has strsim at exactly 0\.0\.999"):
         acquire_crate("strsim", "0.0.999", cache_dir=cache_dir)
     shutil.rmtree(ws, ignore_errors=True)
+
+
+def test_a_git_commit_is_acquired_like_a_folder(tmp_path, cache_dir):
+    repo = tmp_path / "tinygit"
+    shutil.copytree(TINYRS, repo)
+    (repo / "target").mkdir()  # a build folder someone committed
+    (repo / "target" / "junk.rlib").write_bytes(b"\0")
+
+    def git(*args: str) -> str:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+        identity = ["-c", "user.name=t", "-c", "user.email=t@t"]
+        out = subprocess.run(
+            ["git", *identity, *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+        )
+        return out.stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "tinyrs")
+    commit = git("rev-parse", "HEAD")
+    seed = acquire_git(str(repo), commit, cache_dir=cache_dir)
+    assert seed.name == "tinygit" and seed.manifest.runner == "cargo"
+    assert "Cargo.lock" in seed.files and not any(f.startswith("target/") for f in seed.files)
+    assert {f for f in seed.files if f.endswith(".rs")} == {
+        "src/lib.rs",
+        "src/math.rs",
+        "src/text.rs",
+        "tests/api.rs",
+    }
+    with pytest.raises(SourceError, match="full 40-hex commit"):
+        acquire_git(str(repo), "HEAD", cache_dir=cache_dir)
