@@ -175,3 +175,26 @@ def test_a_git_commit_is_acquired_like_a_folder(tmp_path, cache_dir):
     }
     with pytest.raises(SourceError, match="full 40-hex commit"):
         acquire_git(str(repo), "HEAD", cache_dir=cache_dir)
+
+
+def test_test_targets_that_cannot_build_are_left_out(tmp_path, cache_dir, sandbox):
+    """A test file that does not build on the original (a published package without the
+    dev-dependency it needs) is left out of the suite, not the seed; one whose features are
+    off is not built at all, as `cargo test` does."""
+    root = _crate(tmp_path / "partial", extra="\n[features]\nextra = []\n")
+    with open(root / "Cargo.toml", "a") as fh:
+        fh.write(
+            '\n[[test]]\nname = "needs"\npath = "tests/needs.rs"\nrequired-features = ["extra"]\n'
+        )
+    (root / "tests" / "needs.rs").write_text("#[test]\nfn x() { assert!(false); }\n")
+    (root / "tests" / "bad.rs").write_text('#[test]\nfn y() { let _: u8 = "s"; }\n')
+    seed = acquire_folder(root, cache_dir=cache_dir)
+    env = build_environment(seed, cache_dir=cache_dir, sandbox=sandbox)
+    prefix = Path(env.prefix)
+    assert json.loads((prefix / "broken.json").read_text()) == ["test:partial/bad"]
+    assert json.loads((prefix / "tests.json").read_text()) == ["test:partial/t::doubles"]
+    ws = tmp_path / "ws"
+    copy_tree(Path(seed.root), ws, seed.files)
+    report = run_tests(sandbox, ws, seed.manifest, env, limits=Limits(wall_seconds=300))
+    assert report.outcome_map() == {"test:partial/t::doubles": "passed"}
+    assert not report.collection_errors

@@ -69,6 +69,7 @@ CARGO_INPUT = posixpath.join(REPORT_DIR, "cargo_input.json")
 LAYOUT_FILE = "layout.json"  # in the environment folder: where its parts are on the host
 WARM_FILE = "warm.json"  # the warm target's secret folder name (never mounted)
 TESTS_FILE = "tests.json"  # the original's test ids
+BROKEN_FILE = "broken.json"  # labels of the original's test targets that do not build
 
 
 class EnvLayout:
@@ -97,6 +98,14 @@ class EnvLayout:
         except (OSError, ValueError, KeyError):
             return None
         return posixpath.join(WARM, str(secret), "target")
+
+    def broken_targets(self) -> list[str]:
+        """The original's test targets (labels) that do not build: never built again."""
+        try:
+            data = json.loads((self.prefix / BROKEN_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [str(t) for t in data] if isinstance(data, list) else []
 
     def known_tests(self) -> list[str]:
         try:
@@ -193,6 +202,7 @@ class CargoAdapter(Adapter):
             "warm": layout.warm_path() if self.warm else None,
             "select": list(test_ids) if test_ids is not None else None,
             "expected": layout.known_tests(),
+            "skip": layout.broken_targets(),
             "test_timeout": manifest.test_timeout,
             "timeout": manifest.timeout,
             "jobs": 0,

@@ -96,6 +96,7 @@ class CargoInput(TypedDict, total=False):
     warm: str | None  # the warm target folder to start from (copied), or None
     select: list[str] | None  # the test ids (or whole binaries) to run; None: every test
     expected: list[str]  # the ids of the original's tests (what a failed build fails)
+    skip: list[str]  # labels of test targets never built (the original's do not build)
     test_timeout: float  # seconds one test may run (0: no limit)
     timeout: float  # seconds the whole run may take
     jobs: int  # build jobs and test threads (0: the CPUs)
@@ -321,15 +322,29 @@ class Workspace:
                 continue
             pid, pname = str(package["id"]), str(package["name"])
             self.names[pid] = pname
+            enabled = default_features(package.get("features") or {})
             for target in package.get("targets") or []:
                 kind = target_kind(list(target.get("kind") or []))
-                if kind == "build":
-                    continue
+                if kind == "build" or not set(target.get("required-features") or []) <= enabled:
+                    continue  # cargo test skips a target whose features are not on
                 if kind == "lib" and target.get("doctest"):
                     self.doc_packages.append(pname)
                 if target.get("test"):
                     t = Target(pname, pid, kind, str(target.get("name")))
                     self.targets[t.label] = t
+
+
+def default_features(features: dict[str, list[str]]) -> set[str]:
+    """The features a plain build turns on: `default` and what it names, transitively."""
+    on: set[str] = set()
+    todo = ["default"] if "default" in features else []
+    while todo:
+        name = todo.pop()
+        if name in on:
+            continue
+        on.add(name)
+        todo += [f for f in features.get(name) or [] if f in features]
+    return on
 
 
 def build_flags(targets: list[Target], everything: bool) -> list[str]:
@@ -878,12 +893,13 @@ def _main(run: Run) -> str:
     if isinstance(ws, str):
         run.report.emit({"type": "harness_error", "message": ws})
         return "error"
-    wanted = [t for t in ws.targets.values() if any(run.wanted(t.label))]
-    docs = [p for p in ws.doc_packages if any(run.wanted(f"doc:{p}"))]
+    skip = set(run.spec.get("skip") or [])
+    wanted = [t for t in ws.targets.values() if any(run.wanted(t.label)) and t.label not in skip]
+    docs = [p for p in ws.doc_packages if any(run.wanted(f"doc:{p}")) and f"doc:{p}" not in skip]
     result = Build()
     if wanted:
         with run.phase("build"):
-            result = build(run, ws, wanted, run.select is None)
+            result = build(run, ws, wanted, run.select is None and not skip)
             run.swept += sweep(run.spec)
             scrub(run, result)
         for t in wanted:
@@ -897,7 +913,7 @@ def _main(run: Run) -> str:
     with open(config, "w", encoding="utf-8") as fh:
         fh.write(nextest_config(run))
     if built:
-        flags = build_flags(built, run.select is None and len(built) == len(wanted))
+        flags = build_flags(built, run.select is None and not skip and built == wanted)
         with run.phase("list"):
             suites = list_tests(run, ws, config, flags)
         if isinstance(suites, str):
