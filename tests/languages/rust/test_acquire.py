@@ -198,3 +198,26 @@ def test_test_targets_that_cannot_build_are_left_out(tmp_path, cache_dir, sandbo
     report = run_tests(sandbox, ws, seed.manifest, env, limits=Limits(wall_seconds=300))
     assert report.outcome_map() == {"test:partial/t::doubles": "passed"}
     assert not report.collection_errors
+
+
+def test_a_2024_edition_crates_merged_doctests_are_read(tmp_path, cache_dir, sandbox):
+    body = (
+        LIB.replace(
+            "pub fn double", "/// ```\n/// assert_eq!(ed24::double(2), 4);\n/// ```\npub fn double"
+        )
+        + '\n/// ```compile_fail\n/// let x: u8 = "s";\n/// ```\npub fn nothing() {}\n'
+    )
+    root = _crate(tmp_path / "ed24", body=body)
+    text = (root / "Cargo.toml").read_text().replace('edition = "2021"', 'edition = "2024"')
+    (root / "Cargo.toml").write_text(text)
+    seed = acquire_folder(root, cache_dir=cache_dir)
+    env = build_environment(seed, cache_dir=cache_dir, sandbox=sandbox)
+    ws = tmp_path / "ws"
+    copy_tree(Path(seed.root), ws, seed.files)
+    report = run_tests(sandbox, ws, seed.manifest, env, limits=Limits(wall_seconds=300))
+    assert report.outcome_map() == {
+        "doc:ed24::src/lib.rs - double": "passed",
+        "doc:ed24::src/lib.rs - nothing": "passed",
+        "test:ed24/t::doubles": "passed",
+    }
+    assert not report.tampered and not report.collection_errors

@@ -283,3 +283,18 @@ def test_processes_a_test_leaves_behind_are_killed(rust_seed, rust_env, sandbox,
     assert report.outcome_map() == dict.fromkeys(chosen, "passed")
     assert "taskmint-swept 1\n" in report.output_tail
     assert report.wall_time < 60
+
+
+def test_rustdoc_runs_in_two_parts_are_read_whole():
+    """A 2024-edition crate's merged doctests and its standalone ones (compile_fail, ...) are
+    two runs, each with its own count and summary."""
+    part = "running {n} tests\n{lines}\n\ntest result: ok. {n} passed; 0 failed; 0 ignored;\n"
+    text = part.format(n=1, lines="test a.rs - f (line 3) ... ok") + part.format(
+        n=1, lines="test a.rs - g (line 9) - compile fail ... ok"
+    )
+    assert parse_doctests(text) == (
+        [("a.rs - f (line 3)", "passed"), ("a.rs - g (line 9)", "passed")],
+        "",
+    )
+    unfinished = text.rsplit("test result", 1)[0]
+    assert parse_doctests(unfinished)[1] == "rustdoc's doctest run did not finish"

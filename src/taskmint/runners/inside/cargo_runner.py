@@ -23,10 +23,12 @@ The run, in phases (each bounded by what is left of the input's `timeout`):
    process's exit status (nextest judges `#[should_panic]`); a test that passed without
    libtest's result line in its output exited from inside (`process::exit(0)` in the code
    under test) and fails;
-6. `cargo test --doc` runs the doctests (rustdoc runs each as a child and reports its lines
+6. `cargo test --doc -- --list` lists the doctests (rustdoc alone, before any doctest runs),
+   then `cargo test --doc` runs them (rustdoc runs each as a child and reports its lines
    `test <file> - <item> (line N) ... ok|FAILED|ignored` on its standard output, which only this
    process reads; the lines a failing doctest printed come after "failures:" and are ignored;
-   lines that do not add up with rustdoc's counts are "tampered").
+   results that do not add up with rustdoc's counts, name a doctest twice or one that was not
+   listed are "tampered").
 
 cargo, rustdoc and cargo-nextest are mounted execute-only, so the kernel makes them
 non-dumpable: a test process (the same uid) can neither open their descriptors under /proc nor
@@ -469,23 +471,35 @@ class Build:
 
 
 def build(run: Run, ws: Workspace, targets: list[Target], everything: bool) -> Build:
+    """Build every target of `targets` that builds. cargo starts no new unit once one has
+    failed (`cargo test` has no --keep-going), so after a failure the targets neither built nor
+    failed are built again, until a round builds or fails nothing new."""
     result = Build()
     jobs = int(run.spec.get("jobs") or 0)
     argv = run.cargo("test", "--no-run", "--no-fail-fast", "--message-format", "json", "--frozen")
     argv += ["-j", str(jobs)] if jobs else []
-    ran = run.tool(argv + build_flags(targets, everything))
-    if ran.timed_out:
-        result.problem = "the build did not finish in time"
-    for line in ran.text.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        _take_build_message(msg, ws, result)
-    if not result.problem and ran.code not in (0, 101):
-        result.problem = f"cargo test --no-run ended with exit code {ran.code}"
+    remaining = list(targets)
+    while remaining:
+        known = len(result.built) + len(result.errors)
+        result.ok = False
+        ran = run.tool(argv + build_flags(remaining, everything and remaining == targets))
+        if ran.timed_out:
+            result.problem = "the build did not finish in time"
+        for line in ran.text.splitlines():
+            if not line.startswith("{"):
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            _take_build_message(msg, ws, result)
+        if not result.problem and ran.code not in (0, 101):
+            result.problem = f"cargo test --no-run ended with exit code {ran.code}"
+        if result.ok or result.problem or len(result.built) + len(result.errors) == known:
+            break
+        remaining = [
+            t for t in remaining if t.label not in result.built and t.label not in result.errors
+        ]
     return result
 
 
@@ -503,10 +517,12 @@ def _take_build_message(msg: dict[str, Any], ws: Workspace, result: Build) -> No
         message = msg.get("message") or {}
         if message.get("level") in ("error", "error: internal compiler error"):
             text = str(message.get("rendered") or message.get("message") or "")
-            result.all_errors.append(text)
+            if text not in result.all_errors:
+                result.all_errors.append(text)
             if package:
                 key = f"lib:{package}" if kind in ("lib", "build") else label(package, kind, name)
-                result.errors.setdefault(key, []).append(text)
+                if text not in result.errors.get(key, []):
+                    result.errors.setdefault(key, []).append(text)
     elif reason == "build-finished":
         result.ok = bool(msg.get("success"))
 
@@ -726,38 +742,59 @@ def _seconds(value: Any) -> float:
         return 0.0
 
 
+def _cargo_messages(text: str) -> tuple[bool, list[str]]:
+    """(whether cargo's build finished well, the compiler's errors) from its JSON lines."""
+    errors: list[str] = []
+    built = True
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        message = msg.get("message") or {}
+        if msg.get("reason") == "compiler-message" and message.get("level") == "error":
+            errors.append(str(message.get("rendered") or message.get("message") or ""))
+        elif msg.get("reason") == "build-finished":
+            built = bool(msg.get("success"))
+    return built, errors
+
+
 def run_doctests(run: Run, package: str) -> None:
+    """List the package's doctests (rustdoc alone: no doctest runs), then run them; the
+    results must name listed doctests only, each once, and add up with rustdoc's counts."""
     binary = f"doc:{package}"
     whole, names = run.wanted(binary)
     if not whole and not names:
         return
-    argv = run.cargo("test", "--doc", "--frozen", "-p", package, "--message-format", "json")
-    jobs = int(run.spec.get("jobs") or 0)
-    argv += ["--", "--color", "never"] + (["--test-threads", str(jobs)] if jobs else [])
-    tokens = doc_filters(names) if not whole else None
-    if tokens:
-        argv += tokens
-    ran = run.tool(argv)
-    errors: list[str] = []
-    built = True
-    for line in ran.text.splitlines():
-        if line.startswith("{"):
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            message = msg.get("message") or {}
-            if msg.get("reason") == "compiler-message" and message.get("level") == "error":
-                errors.append(str(message.get("rendered") or message.get("message") or ""))
-            elif msg.get("reason") == "build-finished":
-                built = bool(msg.get("success"))
-    if not built and not ran.timed_out:
+    base = run.cargo("test", "--doc", "--frozen", "-p", package, "--message-format", "json")
+    tokens = (doc_filters(names) if not whole else None) or []
+    listing = run.tool([*base, "--", "--list", *tokens])
+    built, errors = _cargo_messages(listing.text)
+    if not built and not listing.timed_out:
         text = "\n".join(errors)[:ERRORS_LIMIT] or "(see the run's output)"
         run.report.emit({"type": "build_error", "target": binary, "message": text})
         for tid in run.expected_of(binary):
             run.test(tid, "failed", message=f"the library did not build:\n{text}")
         return
+    listed = [
+        line[: -len(": test")]
+        for line in listing.text.splitlines()
+        if line.endswith(": test") and not line.startswith("{")
+    ]
+    if listing.code != 0 or not listed:
+        problem = "" if listing.code == 0 else f"listing the doctests failed ({listing.code})"
+        if problem:
+            run.report.emit({"type": "harness_error", "message": problem})
+        return
+    jobs = int(run.spec.get("jobs") or 0)
+    threads = ["--test-threads", str(jobs)] if jobs else []
+    ran = run.tool([*base, "--", "--color", "never", *threads, *tokens])
     results, problem = parse_doctests(ran.text)
+    unlisted = sorted({name for name, _ in results} - set(listed))
+    if unlisted and not problem:
+        problem = f"tampered: a result for a doctest rustdoc did not list: {unlisted[0]!r}"
     if ran.timed_out:
         problem = "the doctests did not finish in time"
     elif not problem and ran.code not in (0, 101):
@@ -765,7 +802,7 @@ def run_doctests(run: Run, package: str) -> None:
     if problem.startswith("tampered: "):
         run.report.emit({"type": "tampered", "reason": problem.removeprefix("tampered: ")})
         return
-    stable = doc_ids([name for name, _ in results])
+    stable = doc_ids(listed)
     for name, outcome in results:
         if whole or stable[name] in names:
             run.test(f"{binary}::{stable[name]}", outcome)
@@ -806,56 +843,66 @@ def doc_filters(names: set[str]) -> list[str] | None:
     return sorted(tokens)
 
 
+class _Section:
+    """One `running N tests` ... `test result:` run of rustdoc's (a 2024-edition crate's
+    merged doctests and its standalone ones are two)."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.results: list[tuple[str, str]] = []
+        self.summary: tuple[int, int, int] | None = None
+
+
 def parse_doctests(text: str) -> tuple[list[tuple[str, str]], str]:
     """(name, outcome) of each doctest rustdoc reported, and a problem ("" if none; starting
-    "tampered: " when the lines do not add up). Only the lines between "running N tests" and
-    the first "failures:", "successes:" or "test result:" line are results, and the last
-    "test result:" line is the summary: what a failing doctest printed comes between them."""
-    results: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    expected: int | None = None
-    summary: tuple[int, int, int] | None = None
+    "tampered: " when the lines do not add up). In each run ("running N tests"), only the
+    lines before its first "failures:", "successes:" or "test result:" line are results, and
+    its last "test result:" line is its summary: what a failing doctest printed comes between
+    them. Every run's results must add up with its count and summary, and no doctest may be
+    reported twice."""
+    sections: list[_Section] = []
     in_results = False
     for line in text.splitlines():
         if line.startswith("{"):
             continue  # cargo's JSON messages
         m = _RUNNING.match(line)
-        if m and expected is None:
-            expected, in_results = int(m.group(1)), True
+        if m:
+            sections.append(_Section(int(m.group(1))))
+            in_results = True
+            continue
+        if not sections:
             continue
         s = _SUMMARY.match(line)
-        if s:  # the last one is rustdoc's (a failing doctest's output comes before it)
-            summary = (int(s.group(1)), int(s.group(2)), int(s.group(3)))
+        if s:
+            sections[-1].summary = (int(s.group(1)), int(s.group(2)), int(s.group(3)))
             in_results = False
-            continue
-        if line in ("failures:", "successes:"):
+        elif line in ("failures:", "successes:"):
             in_results = False
-            continue
-        if not in_results:
-            continue
-        d = _DOC_LINE.match(line)
-        if d is None:
-            continue
-        name, result = d.group("name"), d.group("result")
-        if name in seen:
-            return results, f"tampered: doctest {name!r} was reported twice"
-        seen.add(name)
-        outcome = "passed" if result == "ok" else "failed" if result == "FAILED" else "skipped"
-        results.append((name, outcome))
-    if expected is None:
+        elif in_results and (d := _DOC_LINE.match(line)) is not None:
+            result = d.group("result")
+            outcome = "passed" if result == "ok" else "failed" if result == "FAILED" else "skipped"
+            sections[-1].results.append((d.group("name"), outcome))
+    results = [r for section in sections for r in section.results]
+    names = [name for name, _ in results]
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        return results, f"tampered: doctest {twice!r} was reported twice"
+    if not sections:
         return results, "rustdoc reported no doctest run (did the library build?)"
-    if summary is None:
-        return results, "rustdoc's doctest run did not finish"
-    counts = (
-        sum(o == "passed" for _, o in results),
-        sum(o == "failed" for _, o in results),
-        sum(o == "skipped" for _, o in results),
-    )
-    if len(results) != expected or counts != summary:
-        return results, (
-            f"tampered: rustdoc's lines do not add up ({len(results)} results {counts} for "
-            f"{expected} tests, summary {summary})"
+    for section in sections:
+        if section.summary is None:
+            return results, "rustdoc's doctest run did not finish"
+        got = section.results
+        counts = (
+            sum(o == "passed" for _, o in got),
+            sum(o == "failed" for _, o in got),
+            sum(o == "skipped" for _, o in got),
         )
+        if len(got) != section.expected or counts != section.summary:
+            return results, (
+                f"tampered: rustdoc's lines do not add up ({len(got)} results {counts} for "
+                f"{section.expected} tests, summary {section.summary})"
+            )
     return results, ""
 
 
