@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import hashlib
 import json
 import os
 import re
@@ -359,6 +360,70 @@ def build_flags(targets: list[Target], everything: bool) -> list[str]:
     for flag in sorted({tuple(t.flag()) for t in targets}):
         flags += list(flag)
     return flags
+
+
+# --- the workspace between phases ----------------------------------------------------------
+
+_BUILD_NAMES = ("Cargo.toml", "Cargo.lock", "build.rs", "config", "config.toml")
+
+
+class Guard:
+    """The workspace and the test executables as the build left them: every later cargo or
+    nextest call builds again (a no-op when nothing changed) and rustdoc compiles the doctests
+    from the sources, so code that a phase ran (a test; a test binary listing its tests) must
+    not have changed a file there, nor planted a Rust source or a cargo configuration
+    (`.cargo/config.toml` can name a test runner), nor replaced a test binary. Checked after
+    every process of the phase is gone (a binary replaced and put back in between is not
+    seen: see docs/rust.md)."""
+
+    def __init__(self, root: str, exclude: str, extra: set[str]) -> None:
+        self.root = root
+        self.exclude = os.path.realpath(exclude)
+        self.extra = sorted(extra)  # files outside `root` (the test executables)
+        self.files = self._scan()
+
+    def _scan(self) -> dict[str, str]:
+        out: dict[str, str] = {path: _digest(path) for path in self.extra}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [
+                d for d in dirnames if os.path.realpath(os.path.join(dirpath, d)) != self.exclude
+            ]
+            for name in filenames:
+                path = os.path.join(dirpath, name)
+                out[os.path.relpath(path, self.root)] = _digest(path)
+        return out
+
+    def changed(self) -> str:
+        """The first file a phase changed, deleted or planted where a build reads ("")."""
+        now = self._scan()
+        for rel, digest in sorted(self.files.items()):
+            if now.get(rel) != digest:
+                return rel
+        for rel in sorted(now.keys() - self.files.keys()):
+            parts = rel.split(os.sep)
+            if rel.endswith(".rs") or parts[-1] in _BUILD_NAMES or ".cargo" in parts:
+                return rel
+        return ""
+
+
+def _digest(path: str) -> str:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+    except OSError as exc:
+        return f"unreadable: {exc.errno}"
+    return h.hexdigest()
+
+
+def unchanged(run: Run, guard: Guard | None) -> bool:
+    """Kill what the last phase left, then check the workspace; a change is "tampered"."""
+    run.swept += sweep(run.spec)
+    rel = guard.changed() if guard is not None else ""
+    if rel:
+        run.report.emit({"type": "tampered", "reason": f"the tests changed {rel} in the workspace"})
+    return not rel
 
 
 # --- phases --------------------------------------------------------------------------------
@@ -955,14 +1020,18 @@ def _main(run: Run) -> str:
                 run.report.emit({"type": "build_error", "target": t.label, "message": message})
                 for tid in run.expected_of(t.label):
                     run.test(tid, "failed", message=f"the test target did not build:\n{message}")
+    with run.phase("guard"):
+        guard = Guard(run.spec["cwd"], run.spec["target_dir"], result.executables)
     built = [t for t in wanted if t.label in result.built]
     config = os.path.join("/tmp", f"taskmint-nextest-{os.getpid()}.toml")
-    with open(config, "w", encoding="utf-8") as fh:
-        fh.write(nextest_config(run))
     if built:
         flags = build_flags(built, run.select is None and not skip and built == wanted)
         with run.phase("list"):
+            _write(config, nextest_config(run))
             suites = list_tests(run, ws, config, flags)
+        with run.phase("guard"):
+            if not unchanged(run, guard):
+                return "tampered"
         if isinstance(suites, str):
             run.report.emit({"type": "harness_error", "message": suites})
             for t in built:
@@ -975,13 +1044,26 @@ def _main(run: Run) -> str:
                     if ignored and (whole or name in names):
                         run.test(f"{suite.label}::{name}", "skipped", message="ignored")
             with run.phase("tests"):
+                _write(config, nextest_config(run))  # as it was: the listing ran test code
                 run_nextest(run, suites, config, flags)
-                run.swept += sweep(run.spec)
+            with run.phase("guard"):
+                if not unchanged(run, guard):
+                    return "tampered"
     for package in docs:
         with run.phase("doctests"):
             run_doctests(run, package)
-            run.swept += sweep(run.spec)
+        with run.phase("guard"):
+            if not unchanged(run, guard):
+                return "tampered"
     return "ok"
+
+
+def _write(path: str, text: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # whatever stands there (a link, a file of the tests')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 if __name__ == "__main__":
