@@ -11,12 +11,14 @@ The run, in phases (each bounded by what is left of the input's `timeout`):
 
 1. the warm target folder (the original's build, at a path only the input names) is copied to
    `target_dir`, unless one is there already;
-2. `cargo metadata` names the packages and their test targets;
-3. `cargo test --no-run --no-fail-fast --message-format json` builds every selected test target
-   it can; a target that does not build fails every expected test of it, with the compiler's
-   errors as the message (never zero tests). Then every process the build left is killed, the
-   incremental caches and the test executables this build did not make are deleted, so the
-   tests find no compiled copy of the original;
+2. `cargo metadata` names the packages and their test targets (those whose
+   `required-features` are off, and those the input says the original cannot build, left out);
+3. `cargo test --no-run --message-format json` builds every selected test target it can
+   (cargo starts nothing new after a failure, so what was neither built nor failed is built
+   again until a round adds nothing); a target that does not build fails every expected test
+   of it, with the compiler's errors as the message (never zero tests). Then every process the
+   build left is killed, the incremental caches and the test executables this build did not
+   make are deleted, so the tests find no compiled copy of the original;
 4. `cargo nextest list` lists the built test binaries (ignored tests come out "skipped");
 5. `cargo nextest run` runs each selected test in its own process and writes its JUnit report
    to its own standard output, which only this process reads. A test's outcome is its
@@ -30,6 +32,10 @@ The run, in phases (each bounded by what is left of the input's `timeout`):
    results that do not add up with rustdoc's counts, name a doctest twice or one that was not
    listed are "tampered").
 
+After the build and after every later phase, whatever the phase left running is killed and the
+workspace and the test executables are checked against what the build left (`Guard`): a change
+is "tampered", and the run stops.
+
 cargo, rustdoc and cargo-nextest are mounted execute-only, so the kernel makes them
 non-dumpable: a test process (the same uid) can neither open their descriptors under /proc nor
 their memory, and this process makes itself non-dumpable too. What a test can still forge is
@@ -37,7 +43,7 @@ listed in docs/rust.md: it runs the policy's code, which can exit 0 after printi
 result line, and a 2024-edition crate's doctests are reported by the merged doctest binary,
 which holds the crate's own code.
 
-Test ids (see `taskmint.languages.rust.ids`): `<kind>:<package>[/<target>]::<test path>` for
+Test ids (see `taskmint.languages.rust.adapter`): `<kind>:<package>[/<target>]::<test path>` for
 tests run by nextest (`lib:tinyrs::math::tests::adds`, `test:tinyrs/api::adds`,
 `bin:tinyrs/cli::tests::parses`), and `doc:<package>::<file> - <item>` for doctests (the line
 number left out, since any edit above a doctest moves it; ` #2`, ` #3` for an item's further
