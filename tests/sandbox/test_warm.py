@@ -165,6 +165,20 @@ def test_a_failed_start_is_tried_again_after_a_while(tiny_env, tmp_path):
     box.warm.close()
 
 
+def _wait_dead(pid: int, timeout: float = 10.0) -> None:
+    """Until `pid` is a zombie (or gone)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{pid} still runs {timeout} s after SIGKILL")
+
+
 def test_a_server_whose_bubblewrap_was_killed_leaves_nothing(tiny_env, tmp_path):
     """An idle server is stopped (SIGSTOP) and its bubblewrap killed from outside: the next run
     finds it dead, and what is left of it (the namespace's init and the server, stopped as they
@@ -184,6 +198,7 @@ def test_a_server_whose_bubblewrap_was_killed_leaves_nothing(tiny_env, tmp_path)
         for pid in server:
             os.kill(pid, signal.SIGSTOP)
         os.kill(outer[0], signal.SIGKILL)
+        _wait_dead(outer[0])  # killed, not merely sent the signal (a loaded machine is slow)
         _run(box, tiny_env, tmp_path, "second", "print(2)")
         assert box.warm.started == 2
         left = left_after(server, timeout=10)
