@@ -151,7 +151,7 @@ class SeedManifest:
     plugins: tuple[tuple[str, str], ...] = ()
     # The pytest the suite runs under, as a version specifier ("<9", ">=8,<9.1"): what the
     # project declares when it rules out taskmint's own pytest, or an older one for a suite
-    # the newest breaks (see `pipeline.older_pytest`). "": taskmint's own version.
+    # the newest breaks (see `pipeline.fallback_manifest`). "": taskmint's own version.
     pytest: str = ""
 
 

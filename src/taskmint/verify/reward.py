@@ -21,6 +21,7 @@ from pathlib import Path
 from taskmint.config import Limits, VerifyConfig
 from taskmint.errors import PatchError, SandboxError
 from taskmint.files import copy_tree, is_artefact, stamp_tree
+from taskmint.languages import adapter_for
 from taskmint.patches import apply_patch
 from taskmint.records import Environment, Reward, RunReport, SeedApp, Task
 from taskmint.runners import run_tests
@@ -195,7 +196,8 @@ def grade_patch(
         _remove_bytecode(ws)
         # pytest's canaries are a planted file; node's harness runs its own in every test
         # process (`runners/inside/node_runner.py`) and reports them as `RunReport.tampered`.
-        canaries = plant_canaries(ws, task) if seed.manifest.runner == "pytest" else None
+        adapter = adapter_for(seed.manifest)
+        canaries = plant_canaries(ws, task) if adapter.plants_canaries else None
         readonly = [*_protected_files(seed, task), *([canaries.path] if canaries else [])]
         before = _digest(ws, readonly)
         try:
@@ -204,6 +206,7 @@ def grade_patch(
                 ws,
                 seed.manifest,
                 env,
+                adapter=adapter,
                 limits=limits,
                 test_ids=(*expected, *(canaries.ids if canaries else ())),
                 fail_fast=fail_fast,
