@@ -65,7 +65,7 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
         )
     return SeedManifest(
         name=_str(seed, "name", where),
-        language=language,  # type: ignore[arg-type]
+        language=profile(language).name,
         description=str(seed.get("description", "")),
         source_paths=_paths(seed, "source_paths", where),
         test_paths=_paths(seed, "test_paths", where),

@@ -15,7 +15,7 @@ name (`profile`), by seed (`profile_for_seed`) or by file (`profile_for_file`) a
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -188,6 +188,27 @@ class LanguageProfile(abc.ABC):
     def class_docstring(self, root: Path, file: str, qualname: str) -> str | None:
         """The docstring of the top-level class `qualname` of `file` under `root`."""
         return None
+
+    # -- hidden tests ------------------------------------------------------------------------
+
+    def hidden_tests(
+        self,
+        fail_to_pass: tuple[str, ...],
+        pass_to_pass: tuple[str, ...],
+        *,
+        seed: str,
+        fraction: float,
+        pass_fraction: float,
+        source_of: Callable[[str], str | None] | None = None,
+    ) -> tuple[str, ...]:
+        """The expected tests to hide from the policy (the same for the same inputs; `seed`
+        names the task), whose code `strip_hidden` can cut out of the policy's test files;
+        `source_of` reads a test file. None hidden by default."""
+        return ()
+
+    def strip_hidden(self, path: str, text: str, hidden: tuple[str, ...]) -> str:
+        """Test file `path` (`text`) without the hidden tests among `hidden`."""
+        return text
 
     # -- Harbor -----------------------------------------------------------------------------
 

@@ -45,7 +45,6 @@ __all__ = [
     "OPERATORS",
     "Mutant",
     "gold_lines",
-    "js_mutants",
     "mutants_of",
     "python_mutants",
     "sample_mutants",
@@ -652,13 +651,6 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
 
 
 # -- choosing ----------------------------------------------------------------------------------
-
-
-def js_mutants(
-    path: str, data: bytes, lines: set[int], language: str = "javascript"
-) -> list[Mutant]:
-    """`treesitter_mutants` of a JavaScript (TypeScript) file."""
-    return treesitter_mutants(path, data, lines, language)
 
 
 def _libcst(path: str, data: bytes, lines: set[int]) -> list[Mutant]:

@@ -19,7 +19,7 @@ import importlib.metadata
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,7 +28,7 @@ from packaging.version import Version
 from taskmint.config import MIN_PYTEST
 from taskmint.envs.venv import build_venv, venv_id
 from taskmint.languages.base import LanguageProfile, Shape
-from taskmint.languages.python import reading
+from taskmint.languages.python import hidden, reading
 from taskmint.languages.python.detect import detect_manifest, looks_like_python
 from taskmint.languages.python.runner import PytestAdapter
 from taskmint.languages.python.scm_version import write_version_file
@@ -157,6 +157,32 @@ class PythonProfile(LanguageProfile):
     def class_docstring(self, root: Path, file: str, qualname: str) -> str | None:
         """The class's docstring, from `ast`."""
         return reading.class_docstring(root, file, qualname)
+
+    # -- hidden tests
+
+    def hidden_tests(
+        self,
+        fail_to_pass: tuple[str, ...],
+        pass_to_pass: tuple[str, ...],
+        *,
+        seed: str,
+        fraction: float,
+        pass_fraction: float,
+        source_of: Callable[[str], str | None] | None = None,
+    ) -> tuple[str, ...]:
+        """Whole test functions, chosen by `python.hidden.choose_hidden`."""
+        return hidden.choose_hidden(
+            fail_to_pass,
+            pass_to_pass,
+            seed=seed,
+            fraction=fraction,
+            pass_fraction=pass_fraction,
+            source_of=source_of,
+        )
+
+    def strip_hidden(self, path: str, text: str, hidden_ids: tuple[str, ...]) -> str:
+        """The test functions cut out of the module's text (`python.hidden.strip_hidden`)."""
+        return hidden.strip_hidden(path, text, hidden_ids)
 
     # -- Harbor
 
