@@ -42,6 +42,9 @@ from taskmint.languages.python import PythonProfile
 from taskmint.languages.treesitter import Grammar, MutationSyntax, TreeSitterSyntax
 
 __all__ = [
+    "GO",
+    "RUST",
+    "TYPESCRIPT",
     "DetectError",
     "Grammar",
     "LanguageProfile",
