@@ -16,9 +16,10 @@ import pytest
 
 from taskmint.config import Limits, SandboxConfig
 from taskmint.files import copy_tree
+from taskmint.languages import adapter_for
+from taskmint.languages.python import PytestAdapter
 from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
-from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunSpec
 from taskmint.sandbox.warm import WarmPool
 from tests.procs import children, command, kill_all, left_after, process_tree
@@ -216,7 +217,14 @@ def test_a_suite_gives_the_same_outcomes_warm_and_cold(
     for box, name in ((cold_box, "cold"), (warm_box, "warm")):
         ws = tmp_path / name
         copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
-        report = run_tests(box, ws, tiny_seed.manifest, tiny_env, limits=LIMITS)
+        report = run_tests(
+            box,
+            ws,
+            tiny_seed.manifest,
+            tiny_env,
+            adapter=adapter_for(tiny_seed.manifest),
+            limits=LIMITS,
+        )
         assert report.complete and report.nonce_ok
         maps.append(report.outcome_map())
         shutil.rmtree(ws)
