@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from taskmint.acquire.rust import acquire_crate
 from taskmint.config import Limits
 from taskmint.files import copy_tree
-from taskmint.languages.rust import acquire_crate, build_environment, find_toolchain
+from taskmint.languages.rust import PROFILE, build_environment, find_toolchain
 from taskmint.languages.rust.environment import BUILD_FILE, phases, vendor_dependencies
 from taskmint.records import Environment, RunReport, SeedApp
 from taskmint.runners import run_tests
@@ -63,7 +64,7 @@ def _run(
             path = ws / edit[0]
             path.write_text(_changed(path.read_text(), edit[1]))
         start = time.monotonic()
-        report = run_tests(sandbox, ws, seed.manifest, env, limits=LIMITS)
+        report = run_tests(sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=LIMITS)
         return time.monotonic() - start, report
     finally:
         shutil.rmtree(ws, ignore_errors=True)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.languages.rust import acquire_folder, build_environment
+from taskmint.acquire.rust import acquire_folder
+from taskmint.languages.rust import build_environment
 from taskmint.records import Environment, SeedApp
 from taskmint.sandbox import LocalSandbox
 from tests.conftest import FIXTURES

@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from taskmint.acquire.rust import acquire_crate, acquire_folder, acquire_git
 from taskmint.acquire.sources import SourceError
 from taskmint.config import Limits
 from taskmint.errors import EnvironmentBuildError
 from taskmint.files import copy_tree
 from taskmint.languages.rust import (
+    PROFILE,
     ToolchainMissing,
-    acquire_crate,
-    acquire_folder,
-    acquire_git,
     build_environment,
     detect_manifest,
     find_toolchain,
@@ -135,7 +134,9 @@ def test_a_published_crate_is_acquired_vendored_and_run_offline(cache_dir, sandb
     env = build_environment(seed, cache_dir=cache_dir, sandbox=sandbox)
     ws = tmp_path / "ws"
     copy_tree(Path(seed.root), ws, seed.files)
-    report = run_tests(sandbox, ws, seed.manifest, env, limits=Limits(wall_seconds=600))
+    report = run_tests(
+        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=Limits(wall_seconds=600)
+    )
     outcomes = report.outcome_map()
     assert report.complete and not report.collection_errors
     kinds = {tid.split(":", 1)[0] for tid in outcomes}
@@ -195,7 +196,9 @@ def test_test_targets_that_cannot_build_are_left_out(tmp_path, cache_dir, sandbo
     assert json.loads((prefix / "tests.json").read_text()) == ["test:partial/t::doubles"]
     ws = tmp_path / "ws"
     copy_tree(Path(seed.root), ws, seed.files)
-    report = run_tests(sandbox, ws, seed.manifest, env, limits=Limits(wall_seconds=300))
+    report = run_tests(
+        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=Limits(wall_seconds=300)
+    )
     assert report.outcome_map() == {"test:partial/t::doubles": "passed"}
     assert not report.collection_errors
 
@@ -214,10 +217,23 @@ def test_a_2024_edition_crates_merged_doctests_are_read(tmp_path, cache_dir, san
     env = build_environment(seed, cache_dir=cache_dir, sandbox=sandbox)
     ws = tmp_path / "ws"
     copy_tree(Path(seed.root), ws, seed.files)
-    report = run_tests(sandbox, ws, seed.manifest, env, limits=Limits(wall_seconds=300))
+    report = run_tests(
+        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=Limits(wall_seconds=300)
+    )
     assert report.outcome_map() == {
         "doc:ed24::src/lib.rs - double": "passed",
         "doc:ed24::src/lib.rs - nothing": "passed",
         "test:ed24/t::doubles": "passed",
     }
     assert not report.tampered and not report.collection_errors
+
+
+def test_the_rust_profile_is_registered_and_says_what_it_needs(rust_seed):
+    from taskmint.languages import adapter_for, detect_profile, profile
+
+    assert profile("rust") is PROFILE and PROFILE.runner == "cargo"
+    assert detect_profile(TINYRS, name="tinyrs") is PROFILE
+    assert adapter_for(rust_seed.manifest) is PROFILE.adapter
+    assert PROFILE.adapter.inside_files == ("cargo_runner.py",)
+    with pytest.raises(EnvironmentBuildError, match="built from the seed itself"):
+        PROFILE.build_environment(rust_seed.manifest, cache_dir=Path("/nonexistent"))

@@ -12,7 +12,7 @@ import pytest
 from taskmint.config import Limits
 from taskmint.errors import SandboxError
 from taskmint.files import copy_tree
-from taskmint.languages.rust import parse_cargo_report
+from taskmint.languages.rust import PROFILE, parse_cargo_report
 from taskmint.records import Environment, RunReport, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.inside.cargo_runner import doc_ids, parse_doctests
@@ -49,7 +49,9 @@ def _run(
     copy_tree(Path(seed.root), ws, seed.files)
     for rel, text in (edits or {}).items():
         (ws / rel).write_text(text)
-    return run_tests(sandbox, ws, seed.manifest, env, limits=limits, test_ids=test_ids)
+    return run_tests(
+        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=limits, test_ids=test_ids
+    )
 
 
 def _edit(seed: SeedApp, rel: str, old: str, new: str) -> dict[str, str]:
