@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test test-fast bench bench-pypi bench-real exactness lint clean
+.PHONY: setup system-deps images demo test test-fast bench bench-pypi bench-real bench-rust exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -49,6 +49,11 @@ bench-pypi: setup
 # pytest: ids, fixed cost, yield, host seconds per candidate. Needs the package index.
 bench-real: setup
 	$(PY) -m pytest -q -s tests/bench/test_real_seeds.py -p no:cacheprovider
+
+# The cargo runner on real crates (acquire, clean and warm builds, against plain cargo test):
+# needs the Rust toolchain, cargo-nextest and the Rust crate registry.
+bench-rust: setup
+	$(PY) -m pytest -q -s tests/bench/test_rust_runner.py -p no:cacheprovider
 
 # Selected against full-suite validation on the PyPI seeds (needs the package index).
 exactness: setup

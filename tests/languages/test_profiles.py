@@ -47,10 +47,10 @@ runner = "{runner}"
 
 
 def test_python_and_javascript_are_registered_with_their_runners():
-    assert [(p.name, p.runner) for p in profiles()] == [
-        ("python", "pytest"),
-        ("javascript", "node"),
-    ]
+    registered = [(p.name, p.runner) for p in profiles()]
+    assert registered[:2] == [("python", "pytest"), ("javascript", "node")]
+    # importing `taskmint.languages.rust` registers the Rust profile (not registered here yet)
+    assert registered[2:] in ([], [("rust", "cargo")])
     assert profile("python").adapter.runner == "pytest"
     assert profile("javascript").adapter.runner == "node"
     assert find_profile("cobol") is None
