@@ -13,9 +13,11 @@ export PREFECT_LOGGING_LEVEL ?= INFO
 setup: system-deps $(VENV)/.installed
 
 # Debian packages the sandbox needs: bubblewrap (bwrap), util-linux (setpriv, prlimit), git
-# (git apply), nodejs (JavaScript seeds), debootstrap (the docker backend's base image).
+# (git apply), nodejs (JavaScript seeds), debootstrap (the docker backend's base image); the
+# Rust toolchain and cargo-nextest (Rust seeds).
 system-deps:
 	@./scripts/install-system-deps.sh
+	@./scripts/install-rust-tools.sh
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
