@@ -1126,10 +1126,10 @@ def rust_candidates(
     The counterpart of `excise.treesitter_candidates.treesitter_candidates`: about 60%
     `stub_body`, the rest split evenly between the other `strategies`; a strategy that runs
     out of targets leaves its share to the others. The strategies choose in reverse order
-    (`feature` first, `stub_body` last), so the scarce targets are not used up by stubs. Targets are sorted by candidate id and
-    shuffled with `random.Random(f"{random_seed}:{snapshot_id}")`; a unit is used by one
-    candidate at most. `feature_size` bounds `feature` (default `FeatureSize()`). Never
-    raises for a bad target.
+    (`feature` first, `stub_body` last), so the scarce targets are not used up by stubs.
+    Targets are sorted by candidate id and shuffled with
+    `random.Random(f"{random_seed}:{snapshot_id}")`; a unit is used by one candidate at most.
+    `feature_size` bounds `feature` (default `FeatureSize()`). Never raises for a bad target.
     """
     for s in strategies:
         if s not in STRATEGIES:

@@ -181,12 +181,16 @@ def _early_value(data: bytes, func: Node) -> bytes | None:
 
 
 def _has_tail(block: Node) -> bool:
-    """A block whose value is its last expression (not a statement, not `return`)."""
+    """A block whose value may be its last expression: anything but a statement ending in
+    `;`, a `let`, an item or `return`/`break`/`continue` (tree-sitter wraps a block-like tail,
+    `unsafe { .. }` or `match`, in an expression statement without the `;`)."""
     kids = [c for c in block.named_children if "comment" not in c.type]
     if not kids:
         return False
     last = kids[-1]
-    if last.type in ("expression_statement", "let_declaration", "empty_statement"):
+    if last.type == "expression_statement":
+        return not (last.text or b"").rstrip().endswith(b";")
+    if last.type in ("let_declaration", "empty_statement"):
         return False
     return not (last.type.endswith("_item") or last.type in _TAIL_OK)
 

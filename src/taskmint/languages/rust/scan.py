@@ -132,7 +132,7 @@ RUST_LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "names test files",
-        re.compile(r"\"[^\"]*(^|/)(tests|benches)/[^\"]*\"|\"[^\"]*_tests?\.rs\""),
+        re.compile(r"\"(?:[^\"]*/)?(tests|benches)/[^\"]*\"|\"[^\"]*_tests?\.rs\""),
     ),
     (
         "reads the environment at compile time",

@@ -336,11 +336,17 @@ def restore_test_modules(pristine_src: str, patched_src: str) -> str:
         if key in by_key:
             target = by_key[key]
             edits.append((target.start, target.end, text))
-        else:
-            holder = holders.get(item.container.removesuffix("::"), holders[""])
-            at = holder.insert_at
-            lead = b"\n" if at > 0 and new[at - 1 : at] != b"\n" else b""
-            edits.append((at, at, lead + text + b"\n"))
+            continue
+        # deleted: after the nearest item before it that the patched file still has
+        before = [i for i in old_items if i.container == item.container and i.end <= item.start]
+        anchor = next((by_key[i.key] for i in reversed(before) if i.key in by_key), None)
+        if anchor is not None:
+            edits.append((anchor.end, anchor.end, b"\n\n" + text))
+            continue
+        holder = holders.get(item.container.removesuffix("::"), holders[""])
+        at = holder.insert_at
+        lead = b"\n" if at > 0 and new[at - 1 : at] != b"\n" else b""
+        edits.append((at, at, lead + text + b"\n"))
     for item in new_items:
         if item.test and item.key not in wanted:
             edits.append((*_whole_lines(new, item.start, item.end), b""))
