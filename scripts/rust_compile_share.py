@@ -108,6 +108,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--feature-lines", type=int, default=20)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
     args = ap.parse_args()
     crate = args.crate.resolve()
     seed = seed_of(crate)
@@ -128,13 +129,13 @@ def main() -> int:
         gold_findings: Counter[str] = Counter()
         tested: list[tuple[str, int, int]] = []
         gold_patches: list[str] = []
-        for strategy in STRATEGIES:
+        for strategy in args.strategies.split(","):
             cands, _ = rust_candidates(
                 seed,
                 units,
                 max_candidates=args.per_strategy,
                 random_seed=args.seed,
-                strategies=(strategy,),
+                strategies=(strategy,),  # type: ignore[arg-type]
                 feature_size=FeatureSize(lines=(args.feature_lines, 1500)),
             )
             ok = 0

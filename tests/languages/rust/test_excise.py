@@ -242,6 +242,7 @@ def test_denied_lints_from_attributes_manifests_and_cargo_config():
         "unsafe_code",
     }
     assert denied_lints([b'#![cfg_attr(feature = "x", deny(dead_code))]']) == {"dead_code"}
+    assert denied_lints([b"#![deny(clippy::all, clippy::pedantic)]"]) == frozenset()
     manifest = (
         '[package]\nname="x"\n[lints.rust]\nunused = "deny"\nmissing-docs = { level = "forbid" }\n'
     )

@@ -111,11 +111,13 @@ class Crate:
     denied: frozenset[str]
     proc_macro: bool
     files: tuple[str, ...]
-    docs_linted: bool = False  # `missing_docs` is named by some lint attribute or table
+    docs_linted: bool = False  # a missing doc comment fails the build (`missing_docs` denied)
 
 
 def _lint_names(text: str) -> set[str]:
-    return {n.split("::")[-1] for n in re.findall(r"[A-Za-z_][A-Za-z0-9_:]*", text)}
+    """The rustc lints named in a lint attribute's arguments (tool lints, `clippy::x`, are
+    not rustc's and `cargo build` does not run them)."""
+    return {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_:]*", text) if "::" not in n}
 
 
 _INNER_LINT = re.compile(r"#!\[\s*(?:cfg_attr\s*\(.*?,\s*)?(deny|forbid)\s*\(([^\]]*)\)")
@@ -149,7 +151,8 @@ def denied_lints(
                     names.add(name.replace("-", "_"))
     for config in configs:
         for m in re.finditer(r"(?:-D|--deny|-F|--forbid)[\s\"',=]*([A-Za-z_][\w:-]*)", config):
-            names.add(m.group(1).replace("-", "_").split("::")[-1])
+            if "::" not in m.group(1):
+                names.add(m.group(1).replace("-", "_"))
     return frozenset(names)
 
 
@@ -198,7 +201,8 @@ def crates_of(root: str | Path, files: Iterable[str]) -> dict[str, Crate]:
         lib = doc.get("lib", {})
         proc_macro = isinstance(lib, dict) and bool(lib.get("proc-macro") or lib.get("proc_macro"))
         denied = denied_lints(sources, manifest, configs) | denied_lints((), workspace)
-        docs_linted = any(b"missing_docs" in s for s in sources) or "missing_docs" in manifest
+        named = any(b"missing_docs" in s for s in sources) or "missing_docs" in manifest
+        docs_linted = "missing_docs" in denied or ("warnings" in denied and named)
         crates[home] = Crate(
             root=home,
             denied=denied,
@@ -349,6 +353,7 @@ class RustSeed:
     _counts: dict[str, Counter[bytes]] = field(default_factory=dict)
     _defs: dict[str, list[Definition]] = field(default_factory=dict)
     _declared: dict[str, frozenset[bytes]] = field(default_factory=dict)
+    _bodies: dict[tuple[str, str], Counter[bytes]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, seed: SeedApp) -> RustSeed:
@@ -396,6 +401,15 @@ class RustSeed:
                     total.update(_IDENT.findall(data))
             self._counts[crate.root] = total
         return self._counts[crate.root]
+
+    def body_counts(self, rel: str, d: Definition) -> Counter[bytes]:
+        """Identifier occurrences in the body of definition `d` of `rel` (cached)."""
+        key = (rel, d.qualname)
+        if key not in self._bodies:
+            body = d.body
+            text = b"" if body is None else self.sources[rel][body.start_byte : body.end_byte]
+            self._bodies[key] = Counter(_IDENT.findall(text))
+        return self._bodies[key]
 
     def defs(self, rel: str) -> list[Definition]:
         """The definitions of one file (raises `SourceSkipped`)."""
@@ -1052,7 +1066,7 @@ def _only_callers(
     for t in pool:
         if t.rel == target.rel and t.d.qualname == target.d.qualname:
             continue
-        n = _count_in(rs.sources[t.rel], [_body_ranges(t)])[name]
+        n = rs.body_counts(t.rel, t.d)[name]
         if n:
             inner = t.rel == target.rel and (
                 t.d.node.start_byte >= target.d.node.start_byte
@@ -1076,21 +1090,31 @@ _SPECIFIC = 6
 
 
 def _feature(rs: RustSeed, crate: Crate, root: _Target, pool: Sequence[_Target]) -> list[_Target]:
-    """`root`, what only it calls (transitively), and, when that stays in one file, the
-    units of other files that call it (by a name specific enough: at most `_SPECIFIC`
-    occurrences in the crate), at most two, with what only they call."""
+    """`root`, what only it calls (transitively), and, when that stays in one file, at most
+    two units of other files that call one of them: by a name specific enough (at most
+    `_SPECIFIC` occurrences in the crate) or by its path (`Version::parse`, `Self::` does not
+    count), with what only they call."""
     taken = _closure(rs, crate, [root], pool)
     if len({t.rel for t in taken}) >= 2:
         return taken
     counts = rs.counts(crate)
     names = {t.d.name.encode() for t in taken if counts[t.d.name.encode()] <= _SPECIFIC}
+    paths = [
+        re.compile(
+            rb"\b" + re.escape(t.d.qualname.split("#")[0].replace(".", "::").encode()) + rb"\b"
+        )
+        for t in taken
+        if "." in t.d.qualname
+    ]
     have = {(t.rel, t.d.qualname) for t in taken}
     callers: list[_Target] = []
     for t in pool:
         if t.rel == root.rel or (t.rel, t.d.qualname) in have:
             continue
-        body = _count_in(rs.sources[t.rel], [_body_ranges(t)])
-        if any(body[n] for n in names):
+        start, end = _body_ranges(t)
+        body = rs.body_counts(t.rel, t.d)
+        text = rs.sources[t.rel][start:end]
+        if any(body[n] for n in names) or any(p.search(text) for p in paths):
             callers.append(t)
         if len(callers) == 2:
             break
