@@ -158,3 +158,15 @@ def test_every_mutant_of_the_fixture_crate_compiles(tmp_path):
         (work / rel).write_bytes(data)
     assert count >= 20
     assert not failed, failed
+
+
+def test_an_else_that_initializes_a_variable_is_not_emptied():
+    src = (
+        b"fn g(c: bool) -> u8 {\n    let v;\n    if c {\n        v = 1;\n    } else {\n"
+        b"        v = 2;\n    }\n    let w = 0;\n    if c {\n        log();\n    } else {\n"
+        b"        w.log();\n    }\n    v\n}\n"
+    )
+    emptied = [
+        m for m in rust_mutants("src/g.rs", src, ALL) if m.after == "{}" and m.operator == "branch"
+    ]
+    assert [m.line for m in emptied] == [11]

@@ -20,7 +20,7 @@ so each operator keeps the types as they were:
   names the value: nothing for `()`, `false` for `bool`, `None` for `Option<..>`, `Ok(())` for
   `Result<(), ..>` and `fmt::Result`, `0` for integers, `String::new()`, `Vec::new()`;
 - `branch`: an `if` condition negated (`if !(c)`), an `else` block emptied when neither
-  branch gives a value.
+  branch gives a value and it assigns no plain variable (a `let x;` may wait for it).
 
 Compiling is not checked here (that needs cargo); `rust_mutants` keeps those whose tree
 parses without an error. On a real crate about nineteen in twenty compile (docs/strength.md).
@@ -352,7 +352,13 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
                 filled = block is not None and any(
                     "comment" not in c.type for c in block.named_children
                 )
-                if block is not None and filled and not _has_tail(cons) and not _has_tail(block):
+                if (
+                    block is not None
+                    and filled
+                    and not _has_tail(cons)
+                    and not _has_tail(block)
+                    and not _initializes(block)
+                ):
                     add(
                         block.start_byte,
                         block.end_byte,
@@ -483,6 +489,21 @@ def _diverges(data: bytes, call: Node) -> bool:
     if head is None:
         return False
     return bool(_DIVERGING.search(data[head.start_byte : head.end_byte].replace(b" ", b"")))
+
+
+def _initializes(block: Node) -> bool:
+    """Whether a block assigns a plain variable (`x = ...`): emptying it may leave a `let x;`
+    declared before uninitialized."""
+    stack = list(block.named_children)
+    while stack:
+        node = stack.pop()
+        if node.type == "assignment_expression":
+            left = node.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                return True
+        if node.type not in ("closure_expression", "function_item"):
+            stack.extend(node.named_children)
+    return False
 
 
 def _is_const_fn(func: Node) -> bool:
