@@ -26,11 +26,12 @@ from collections import Counter
 from pathlib import Path
 
 from taskmint.config import FeatureSize
-from taskmint.languages.rust.excise import STRATEGIES, rust_candidates, rust_units
+from taskmint.languages.rust.candidates import STRATEGIES, rust_candidates
+from taskmint.languages.rust.excise import rust_units
 from taskmint.languages.rust.mutants import rust_mutants
 from taskmint.languages.rust.scan import scan_rust_patch
 from taskmint.patches import apply_patch
-from taskmint.records import SeedApp, SeedManifest
+from taskmint.records import SeedApp, SeedManifest, Unit
 from taskmint.strength.mutants import gold_lines
 from taskmint.verify.scan import scan_patch
 
@@ -45,10 +46,10 @@ def seed_of(root: Path) -> SeedApp:
     )
     manifest = SeedManifest(
         name=root.name,
-        language="rust",  # type: ignore[arg-type]
+        language="rust",
         source_paths=("src",),
         test_paths=("tests",),
-        runner="cargo",  # type: ignore[arg-type]
+        runner="cargo",
     )
     return SeedApp(
         name=root.name,
@@ -135,7 +136,7 @@ def main() -> int:
                 units,
                 max_candidates=args.per_strategy,
                 random_seed=args.seed,
-                strategies=(strategy,),  # type: ignore[arg-type]
+                strategies=(strategy,),
                 feature_size=FeatureSize(lines=(args.feature_lines, 1500)),
             )
             ok = 0
@@ -182,8 +183,8 @@ def main() -> int:
         if args.mutants:
             rng = random.Random(args.seed)
             pool = []
-            for c in gold_patches_candidates(seed, units, args.seed):
-                for rel, lines in gold_lines(c).items():
+            for patch in gold_patches_candidates(seed, units, args.seed):
+                for rel, lines in gold_lines(patch).items():
                     data = (crate / rel).read_bytes()
                     pool.extend(rust_mutants(rel, data, lines))
             rng.shuffle(pool)
@@ -218,7 +219,7 @@ def main() -> int:
     return 0
 
 
-def gold_patches_candidates(seed: SeedApp, units: list, random_seed: int) -> list[str]:
+def gold_patches_candidates(seed: SeedApp, units: list[Unit], random_seed: int) -> list[str]:
     """Gold patches of stub_body candidates over every unit: the code mutants are drawn from."""
     cands, _ = rust_candidates(
         seed, units, max_candidates=10_000, random_seed=random_seed, strategies=("stub_body",)

@@ -12,14 +12,12 @@ from typing import Any, cast
 import pytest
 
 from taskmint.config import FeatureSize
+from taskmint.languages.rust.candidates import STRATEGIES, rust_candidates
+from taskmint.languages.rust.crates import crates_of, denied_lints
 from taskmint.languages.rust.excise import (
-    STRATEGIES,
-    crates_of,
-    denied_lints,
     remove_function,
     remove_impl,
     remove_method,
-    rust_candidates,
     rust_units,
     stub_body,
 )

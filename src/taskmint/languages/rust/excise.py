@@ -14,73 +14,68 @@ returning `impl Trait` (`todo!()` has no type to stand for it), bodies that decl
 blocks or exported macros (visible outside the body), and proc-macro crates (a `todo!()`
 there fails every build that expands the macro).
 
-Strategies (each a function over one file's bytes, and `rust_candidates` over a seed):
+Edits (each a function over one file's bytes; `languages.rust.candidates` plans them over a
+seed, and adds strategy `feature`):
 - `stub_body`: the body becomes `todo!()`; signature and doc comment stay (the same edit as
   `excise.treesitter_edits.stub_body` for Rust).
 - `remove_function` (free functions, in any module) and `remove_method` (methods of inherent
   and trait impls): the body becomes `todo!()`, the doc comment goes, and so do the private
   helpers (free functions and inherent methods, not `pub`) that only the removed code named,
-  transitively.
-- `remove_class`, Rust's `remove_impl`: every method of one `impl` block is stubbed (or
+  transitively. Over a seed, a private function nothing else names goes whole instead, its
+  callers stubbed.
+- `remove_impl` (strategy `remove_class`): every method of one `impl` block is stubbed (or
   deleted, when it is a private helper only the block used), with their doc comments.
-- `feature`: a unit and every unit that only it (and what joined) names, across the files of
-  the crate, stubbed or deleted together; it must span at least two files.
+
+"Nothing else names it" counts identifiers over every `.rs` file of the package, comments and
+strings included (`RustSeed.counts`).
 
 Lints: a crate that denies lints (`#![deny(warnings)]`, `[lints]` in Cargo.toml,
 `-D warnings` in `.cargo/config.toml`) fails to build on the warnings an edit causes. For
 those, a stub first uses its parameters (`let _ = (&a, &mut b);`), doc comments of `pub`
-items stay when `missing_docs` is named, and an edit that leaves an import or a definition
+items stay when `missing_docs` is denied, and an edit that leaves an import or a definition
 unused is refused with the name.
 """
 
 from __future__ import annotations
 
-import random
 import re
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from tree_sitter import Node
 
-from taskmint.config import FeatureSize
 from taskmint.excise.treesitter_edits import edit_range
 from taskmint.index.python import SourceSkipped, read_source
 from taskmint.index.treesitter import index_files
-from taskmint.index.treesitter_defs import Definition, definitions, signature_text
+from taskmint.index.treesitter_defs import Definition, definitions
+from taskmint.languages.rust.crates import Crate, crates_of, home_of, is_source_file
 from taskmint.languages.rust.testcode import never_in_tests, test_module_files, test_only
-from taskmint.patches import unified_diff
-from taskmint.records import Candidate, Features, SeedApp, SkippedFile, Strategy, Unit, stable_id
+from taskmint.records import SeedApp, SkippedFile, Unit
 
 __all__ = [
-    "STRATEGIES",
+    "IDENT",
     "STUB",
-    "STUB_SHARE",
-    "Crate",
+    "Plan",
     "RustSeed",
-    "crates_of",
-    "denied_lints",
+    "Target",
+    "apply_edits",
+    "count_in",
+    "deletable",
     "excisable",
+    "impl_of",
+    "impls",
+    "plan_edits",
+    "refusal",
     "remove_function",
     "remove_impl",
     "remove_method",
-    "rust_candidates",
     "rust_units",
     "stub_body",
 ]
 
 STUB = "todo!()"
-STRATEGIES: tuple[Strategy, ...] = (
-    "stub_body",
-    "remove_function",
-    "remove_method",
-    "remove_class",
-    "feature",
-)
-# The share of candidates `stub_body` gets; the other strategies split the rest evenly.
-STUB_SHARE = 0.6
 # Lints whose denial turns an edit's side effects into build errors.
 _PARAM_LINTS = frozenset({"warnings", "unused", "unused_variables", "unused_mut"})
 _ORPHAN_LINTS = frozenset({"warnings", "unused", "dead_code", "unused_imports"})
@@ -89,159 +84,13 @@ _BENIGN_ATTRS = re.compile(
     r"^(inline|cold|must_use|track_caller|allow|warn|expect|doc|rustfmt::|cfg|cfg_attr|"
     r"deprecated|optimize)\b"
 )
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _KEYWORDS = frozenset(
     b"as async await break const continue crate dyn else enum extern false fn for if impl in "
     b"let loop match mod move mut pub ref return self Self static struct super trait true type "
     b"unsafe use where while todo".split()
 )
-_NOT_SOURCE_DIRS = frozenset({"tests", "benches", "examples", "target", "fuzz"})
 _NESTED_GLOBAL = frozenset({"impl_item", "trait_item", "macro_definition"})
-
-
-# -- crates ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Crate:
-    """One Cargo package of a seed: its folder (relative, "" for the seed root), the lints it
-    denies crate-wide, whether it is a proc-macro crate, and its `.rs` files."""
-
-    root: str
-    denied: frozenset[str]
-    proc_macro: bool
-    files: tuple[str, ...]
-    docs_linted: bool = False  # a missing doc comment fails the build (`missing_docs` denied)
-
-
-def _lint_names(text: str) -> set[str]:
-    """The rustc lints named in a lint attribute's arguments (tool lints, `clippy::x`, are
-    not rustc's and `cargo build` does not run them)."""
-    return {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_:]*", text) if "::" not in n}
-
-
-_INNER_LINT = re.compile(r"#!\[\s*(?:cfg_attr\s*\(.*?,\s*)?(deny|forbid)\s*\(([^\]]*)\)")
-
-
-def denied_lints(
-    rust_sources: Iterable[bytes], manifest: str = "", configs: Iterable[str] = ()
-) -> frozenset[str]:
-    """The lints a crate denies or forbids: inner attributes of its files (`#![deny(...)]`,
-    also under `cfg_attr`), the `[lints.rust]` table of its Cargo.toml (and the workspace's),
-    and `-D`/`--deny`/`-F` rustflags in cargo configuration texts."""
-    names: set[str] = set()
-    for data in rust_sources:
-        text = data.decode("utf-8", "replace")
-        for m in _INNER_LINT.finditer(text):
-            names |= _lint_names(m.group(2))
-    try:
-        doc = tomllib.loads(manifest) if manifest else {}
-    except tomllib.TOMLDecodeError:
-        doc = {}
-    tables = [doc.get("lints", {}), doc.get("workspace", {}).get("lints", {})]
-    for table in tables:
-        if not isinstance(table, dict):
-            continue
-        for tool, lints in table.items():
-            if tool != "rust" or not isinstance(lints, dict):
-                continue
-            for name, level in lints.items():
-                level = level.get("level") if isinstance(level, dict) else level
-                if level in ("deny", "forbid"):
-                    names.add(name.replace("-", "_"))
-    for config in configs:
-        for m in re.finditer(r"(?:-D|--deny|-F|--forbid)[\s\"',=]*([A-Za-z_][\w:-]*)", config):
-            if "::" not in m.group(1):
-                names.add(m.group(1).replace("-", "_"))
-    return frozenset(names)
-
-
-def crates_of(root: str | Path, files: Iterable[str]) -> dict[str, Crate]:
-    """Every Cargo package among `files` (paths relative to `root`), by folder."""
-    base = Path(root)
-    files = sorted(files)
-    homes = sorted(
-        (str(PurePosixPath(f).parent) if "/" in f else "")
-        for f in files
-        if PurePosixPath(f).name == "Cargo.toml"
-    )
-    configs: list[str] = []
-    for f in files:
-        if f.startswith(".cargo/config") or "/.cargo/config" in f:
-            try:
-                configs.append((base / f).read_text("utf-8", "replace"))
-            except OSError:
-                continue
-    crates: dict[str, Crate] = {}
-    for home in homes:
-        manifest_path = base / home / "Cargo.toml"
-        try:
-            manifest = manifest_path.read_text("utf-8", "replace")
-        except OSError:
-            continue
-        try:
-            doc = tomllib.loads(manifest)
-        except tomllib.TOMLDecodeError:
-            doc = {}
-        if "package" not in doc:
-            continue  # a virtual workspace manifest
-        prefix = f"{home}/" if home else ""
-        own = [
-            f
-            for f in files
-            if f.endswith(".rs") and f.startswith(prefix) and _home_of(f, homes) == home
-        ]
-        sources: list[bytes] = []
-        for f in own:
-            try:
-                sources.append(read_source(base / f))
-            except SourceSkipped:
-                continue
-        workspace = _workspace_manifest(base, home)
-        lib = doc.get("lib", {})
-        proc_macro = isinstance(lib, dict) and bool(lib.get("proc-macro") or lib.get("proc_macro"))
-        denied = denied_lints(sources, manifest, configs) | denied_lints((), workspace)
-        named = any(b"missing_docs" in s for s in sources) or "missing_docs" in manifest
-        docs_linted = "missing_docs" in denied or ("warnings" in denied and named)
-        crates[home] = Crate(
-            root=home,
-            denied=denied,
-            proc_macro=proc_macro,
-            files=tuple(own),
-            docs_linted=docs_linted,
-        )
-    return crates
-
-
-def _workspace_manifest(base: Path, home: str) -> str:
-    parts = PurePosixPath(home).parts if home else ()
-    for n in range(len(parts) - 1, -1, -1):
-        path = base.joinpath(*parts[:n], "Cargo.toml")
-        try:
-            text = path.read_text("utf-8", "replace")
-        except OSError:
-            continue
-        if "[workspace" in text:
-            return text
-    return ""
-
-
-def _home_of(rel: str, homes: Sequence[str]) -> str | None:
-    """The innermost package folder holding `rel`."""
-    best: str | None = None
-    for home in homes:
-        inside = home == "" or rel.startswith(home + "/")
-        if inside and (best is None or len(home) > len(best)):
-            best = home
-    return best
-
-
-def _is_source_file(rel: str, crate: Crate) -> bool:
-    inner = rel[len(crate.root) + 1 :] if crate.root else rel
-    parts = PurePosixPath(inner).parts
-    if not parts or parts[-1] == "build.rs":
-        return False
-    return not (set(parts[:-1]) & _NOT_SOURCE_DIRS)
 
 
 # -- units -------------------------------------------------------------------------------------
@@ -326,7 +175,7 @@ def _declared_names(data: bytes) -> set[bytes]:
     names = {m.group(1) for m in _DECLARES.finditer(data)}
     names |= {m.group(1) for m in _FIELD.finditer(data)}
     for m in _USE.finditer(data):
-        names |= set(_IDENT.findall(m.group(1)))
+        names |= set(IDENT.findall(m.group(1)))
     return names
 
 
@@ -376,7 +225,7 @@ class RustSeed:
         )
 
     def crate(self, rel: str) -> Crate | None:
-        home = _home_of(rel, sorted(self.crates))
+        home = home_of(rel, sorted(self.crates))
         return None if home is None else self.crates.get(home)
 
     def declared(self, crate: Crate) -> frozenset[bytes]:
@@ -398,7 +247,7 @@ class RustSeed:
             for rel in crate.files:
                 data = self.sources.get(rel)
                 if data is not None:
-                    total.update(_IDENT.findall(data))
+                    total.update(IDENT.findall(data))
             self._counts[crate.root] = total
         return self._counts[crate.root]
 
@@ -408,7 +257,7 @@ class RustSeed:
         if key not in self._bodies:
             body = d.body
             text = b"" if body is None else self.sources[rel][body.start_byte : body.end_byte]
-            self._bodies[key] = Counter(_IDENT.findall(text))
+            self._bodies[key] = Counter(IDENT.findall(text))
         return self._bodies[key]
 
     def defs(self, rel: str) -> list[Definition]:
@@ -424,7 +273,7 @@ class RustSeed:
             return "not in a Cargo package"
         if crate.proc_macro:
             return "a proc-macro crate (a todo!() there breaks every build that expands it)"
-        if not _is_source_file(rel, crate):
+        if not is_source_file(rel, crate):
             return "not the crate's sources (tests, benches, examples, build script)"
         if rel in self.test_files:
             return "a test-only module file"
@@ -558,7 +407,7 @@ def _is_plain_pub(data: bytes, d: Definition) -> bool:
     return vis is not None and data[vis.start_byte : vis.end_byte].strip() == b"pub"
 
 
-def _impl_of(d: Definition) -> Node | None:
+def impl_of(d: Definition) -> Node | None:
     parent = d.node.parent
     if parent is not None and parent.type == "declaration_list":
         holder = parent.parent
@@ -567,11 +416,11 @@ def _impl_of(d: Definition) -> Node | None:
     return None
 
 
-def _deletable(data: bytes, d: Definition) -> bool:
+def deletable(data: bytes, d: Definition) -> bool:
     """A private helper that may be deleted when nothing names it."""
     if d.body is None or _is_plain_pub(data, d):
         return False
-    holder = _impl_of(d)
+    holder = impl_of(d)
     if holder is not None and (holder.type == "trait_item" or holder.child_by_field_name("trait")):
         return False  # trait items: the trait's shape is not ours to change
     parent = d.node.parent
@@ -587,7 +436,7 @@ def _deletable(data: bytes, d: Definition) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _Target:
+class Target:
     rel: str
     d: Definition
 
@@ -602,38 +451,38 @@ def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _count_in(data: bytes, ranges: Iterable[tuple[int, int]]) -> Counter[bytes]:
+def count_in(data: bytes, ranges: Iterable[tuple[int, int]]) -> Counter[bytes]:
     total: Counter[bytes] = Counter()
     for s, e in _merge(ranges):
-        total.update(_IDENT.findall(data[s:e]))
+        total.update(IDENT.findall(data[s:e]))
     return total
 
 
 @dataclass(slots=True)
-class _Plan:
+class Plan:
     """The edits of one candidate: per file, the ranges replaced; the units stubbed and the
     helpers deleted."""
 
     edits: dict[str, list[Edit]] = field(default_factory=dict)
-    stubbed: list[_Target] = field(default_factory=list)
-    deleted: list[_Target] = field(default_factory=list)
+    stubbed: list[Target] = field(default_factory=list)
+    deleted: list[Target] = field(default_factory=list)
 
 
-def _removed_ranges(plan: _Plan, rel: str) -> list[tuple[int, int]]:
+def _removed_ranges(plan: Plan, rel: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e, _ in plan.edits.get(rel, [])]
 
 
-def _plan(
+def plan_edits(
     rs: RustSeed,
     crate: Crate,
-    targets: Sequence[_Target],
+    targets: Sequence[Target],
     *,
     drop_docs: bool,
     helpers: bool,
-) -> _Plan | str:
+) -> Plan | str:
     """Stub `targets` (dropping their doc comments when `drop_docs`), then delete the private
     helpers of the touched files that nothing else names; or why this cannot compile."""
-    plan = _Plan()
+    plan = Plan()
     discard = bool(crate.denied & _PARAM_LINTS)
     keep_pub_docs = crate.docs_linted
     for t in targets:
@@ -658,11 +507,11 @@ def _plan(
     return plan
 
 
-def _delete_one_helper(rs: RustSeed, crate: Crate, plan: _Plan) -> bool:
+def _delete_one_helper(rs: RustSeed, crate: Crate, plan: Plan) -> bool:
     """Delete one private helper of the touched files that only the removed code names (a
     stubbed target too, when the others were its only users); False when there is none."""
     counts = rs.counts(crate)
-    per_file = {rel: _count_in(rs.sources[rel], _removed_ranges(plan, rel)) for rel in plan.edits}
+    per_file = {rel: count_in(rs.sources[rel], _removed_ranges(plan, rel)) for rel in plan.edits}
     inside = sum(per_file.values(), Counter())
     gone = {(t.rel, t.d.qualname) for t in plan.deleted}
     for rel in sorted(plan.edits):
@@ -670,7 +519,7 @@ def _delete_one_helper(rs: RustSeed, crate: Crate, plan: _Plan) -> bool:
         ranges = _removed_ranges(plan, rel)
         for d in rs.defs(rel):
             name = d.name.encode()
-            if (rel, d.qualname) in gone or inside[name] == 0 or not _deletable(data, d):
+            if (rel, d.qualname) in gone or inside[name] == 0 or not deletable(data, d):
                 continue
             if any(s <= d.node.start_byte and d.node.end_byte <= e for s, e in ranges):
                 continue  # inside code already removed
@@ -684,7 +533,7 @@ def _delete_one_helper(rs: RustSeed, crate: Crate, plan: _Plan) -> bool:
                 )
             except LookupError:
                 continue
-            here = _count_in(data, [*ranges, (start, end)])
+            here = count_in(data, [*ranges, (start, end)])
             if counts[name] - (inside[name] - per_file[rel][name]) - here[name] > 0:
                 continue  # named somewhere that stays
             plan.edits[rel] = [e for e in plan.edits[rel] if not (start <= e[0] and e[1] <= end)]
@@ -694,12 +543,12 @@ def _delete_one_helper(rs: RustSeed, crate: Crate, plan: _Plan) -> bool:
                 for t in plan.stubbed
                 if not (t.rel == rel and start <= t.d.node.start_byte and t.d.node.end_byte <= end)
             ]
-            plan.deleted.append(_Target(rel, d))
+            plan.deleted.append(Target(rel, d))
             return True
     return False
 
 
-def _orphan(rs: RustSeed, crate: Crate, plan: _Plan) -> str | None:
+def _orphan(rs: RustSeed, crate: Crate, plan: Plan) -> str | None:
     """A name the edits leave with a single occurrence (its definition or import): unused."""
     counts = rs.counts(crate)
     declared = rs.declared(crate)
@@ -707,9 +556,9 @@ def _orphan(rs: RustSeed, crate: Crate, plan: _Plan) -> str | None:
     added: Counter[bytes] = Counter()
     for rel, edits in plan.edits.items():
         data = rs.sources[rel]
-        removed += _count_in(data, [(s, e) for s, e, _ in edits])
+        removed += count_in(data, [(s, e) for s, e, _ in edits])
         for _, _, text in edits:
-            added.update(_IDENT.findall(text))
+            added.update(IDENT.findall(text))
     for name in sorted(removed):
         if name in _KEYWORDS or name not in declared:
             continue
@@ -719,7 +568,7 @@ def _orphan(rs: RustSeed, crate: Crate, plan: _Plan) -> str | None:
     return None
 
 
-def _apply_edits(data: bytes, edits: Sequence[Edit]) -> bytes:
+def apply_edits(data: bytes, edits: Sequence[Edit]) -> bytes:
     """`data` with the edits made; deletions that overlap (two neighbours each taking the
     blank line between them) merge. Raises `LookupError` for other overlaps."""
     out = bytearray()
@@ -777,11 +626,11 @@ def _run_single(
     helpers: bool,
 ) -> bytes:
     rs, crate, rel = _single(data, path, others, denied)
-    found = [_Target(rel, _find(rs, rel, q, kinds)) for q in targets]
-    plan = _plan(rs, crate, found, drop_docs=drop_docs, helpers=helpers)
+    found = [Target(rel, _find(rs, rel, q, kinds)) for q in targets]
+    plan = plan_edits(rs, crate, found, drop_docs=drop_docs, helpers=helpers)
     if isinstance(plan, str):
         raise LookupError(plan)
-    return _apply_edits(data, plan.edits.get(rel, []))
+    return apply_edits(data, plan.edits.get(rel, []))
 
 
 def stub_body(
@@ -849,7 +698,7 @@ def impls(data: bytes, defs: Sequence[Definition]) -> list[_Impl]:
     """The impl blocks of a file that hold methods, named "impl Type" or "impl Trait for Type"."""
     holders: dict[int, tuple[Node, list[Definition]]] = {}
     for d in defs:
-        holder = _impl_of(d)
+        holder = impl_of(d)
         if holder is not None and holder.type == "impl_item":
             holders.setdefault(holder.id, (holder, []))[1].append(d)
     out: list[_Impl] = []
@@ -883,409 +732,10 @@ def remove_impl(
         raise LookupError(f"no {name!r} in this file") from None
     except SourceSkipped as exc:
         raise LookupError(f"cannot look up {name!r}: {exc}") from exc
-    targets = [_Target(rel, d) for d in found.methods if refusal(data, d) is None]
+    targets = [Target(rel, d) for d in found.methods if refusal(data, d) is None]
     if not targets:
         raise LookupError(f"{name!r} has no method that can be stubbed")
-    plan = _plan(rs, crate, targets, drop_docs=True, helpers=True)
+    plan = plan_edits(rs, crate, targets, drop_docs=True, helpers=True)
     if isinstance(plan, str):
         raise LookupError(plan)
-    return _apply_edits(data, plan.edits.get(rel, []))
-
-
-# -- candidates (mirroring excise.treesitter_candidates) ---------------------------------------
-
-
-def _span(data: bytes, start: int, end: int) -> tuple[int, int]:
-    first = data.count(b"\n", 0, start) + 1
-    last = data.count(b"\n", 0, max(end - 1, start)) + 1
-    return first, last
-
-
-def _removed_lines(breaking: str) -> str:
-    return "".join(
-        line[1:] + "\n"
-        for line in breaking.splitlines()
-        if line.startswith("-") and not line.startswith("---")
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Pick:
-    """One target of one strategy: the unit keys it uses up, and how to plan it."""
-
-    strategy: Strategy
-    crate: str
-    key: str  # "path::qualname", "path::impl X for Y"
-    targets: tuple[tuple[str, str], ...]  # (file, qualname) stubbed first
-
-
-def _candidate(
-    rs: RustSeed,
-    pick: _Pick,
-    plan: _Plan,
-    by_key: Mapping[tuple[str, str], Unit],
-    feature_size: FeatureSize | None,
-) -> Candidate | str:
-    seed = rs.seed
-    files = tuple(sorted(plan.edits))
-    breaking_parts: list[str] = []
-    gold_parts: list[str] = []
-    spans: list[tuple[str, int, int]] = []
-    for rel in files:
-        data = rs.sources[rel]
-        try:
-            new = _apply_edits(data, plan.edits[rel])
-            old_text, new_text = data.decode("utf-8"), new.decode("utf-8")
-        except (LookupError, UnicodeDecodeError) as exc:
-            return str(exc)
-        breaking_parts.append(unified_diff(rel, old_text, new_text))
-        gold_parts.append(unified_diff(rel, new_text, old_text))
-        for s, e, _ in sorted(plan.edits[rel]):
-            spans.append((rel, *_span(data, s, e)))
-    breaking = "".join(breaking_parts)
-    removed = _removed_lines(breaking)
-    touched = [*plan.stubbed, *plan.deleted]
-    main = pick.targets[0]
-    touched.sort(key=lambda t: (t.rel, t.d.qualname) != main)  # the picked unit first
-    units = [by_key.get((t.rel, t.d.qualname)) for t in touched]
-    names = [f"{t.rel}::{t.d.qualname}" for t in touched]
-    if pick.strategy == "remove_class":
-        names = [pick.key, *names]
-    first = touched[0]
-    crate = rs.crates[pick.crate]
-    counts = rs.counts(crate)
-    if pick.strategy == "remove_class":
-        signature = "\n".join(
-            [
-                pick.key.split("::", 1)[1],
-                *("    " + signature_text(rs.sources[t.rel], t.d) for t in plan.stubbed),
-            ]
-        )
-    else:
-        signature = signature_text(rs.sources[first.rel], first.d)
-    docstring = first.d.docstring
-    features = Features(
-        lines_removed=removed.count("\n"),
-        units=len(touched),
-        files=len(files),
-        complexity=sum(u.complexity for u in units if u is not None) or 1,
-        callers=max(counts.get(first.d.name.encode(), 1) - 1, 0),
-        has_docstring=any(t.d.docstring for t in touched),
-    )
-    if pick.strategy == "feature":
-        size = feature_size or FeatureSize()
-        if not size.admits(features.lines_removed, features.units, features.files):
-            return (
-                f"feature of {features.lines_removed} lines, {features.units} units, "
-                f"{features.files} files is outside the size bounds"
-            )
-    return Candidate(
-        candidate_id=stable_id(seed.snapshot_id, pick.strategy, pick.key),
-        snapshot_id=seed.snapshot_id,
-        seed=seed.name,
-        language="rust",
-        strategy=pick.strategy,
-        units=tuple(names),
-        files=files,
-        breaking_patch=breaking,
-        gold_patch="".join(gold_parts),
-        removed_code=removed,
-        signature=signature,
-        docstring=docstring,
-        features=features,
-        spans=tuple(spans),
-    )
-
-
-def _closure(
-    rs: RustSeed, crate: Crate, roots: Sequence[_Target], pool: Sequence[_Target]
-) -> list[_Target]:
-    """`roots` and, transitively, every unit of `pool` whose name occurs only inside the
-    bodies of the units already taken (and its own definition): what only they call."""
-    counts = rs.counts(crate)
-    taken = list(roots)
-    inside: Counter[bytes] = Counter()
-    bodies: dict[str, list[tuple[int, int]]] = {}
-
-    def add(t: _Target) -> None:
-        body = t.d.body
-        assert body is not None
-        bodies.setdefault(t.rel, []).append((body.start_byte, body.end_byte))
-
-    for root in roots:
-        add(root)
-    changed = True
-    while changed:
-        changed = False
-        inside = Counter()
-        for rel, ranges in bodies.items():
-            inside += _count_in(rs.sources[rel], ranges)
-        have = {(t.rel, t.d.qualname) for t in taken}
-        for t in pool:
-            if (t.rel, t.d.qualname) in have:
-                continue
-            holder = _impl_of(t.d)
-            if holder is not None and holder.child_by_field_name("trait") is not None:
-                continue  # called through the trait, not by name
-            name = t.d.name.encode()
-            if inside[name] == 0:
-                continue
-            own = _count_in(rs.sources[t.rel], [(t.d.node.start_byte, t.d.node.end_byte)])
-            if counts[name] - inside[name] - own[name] > 0:
-                continue
-            if any(
-                s <= t.d.node.start_byte and t.d.node.end_byte <= e
-                for s, e in bodies.get(t.rel, [])
-            ):
-                continue
-            taken.append(t)
-            add(t)
-            changed = True
-    return taken
-
-
-def _body_ranges(t: _Target) -> tuple[int, int]:
-    body = t.d.body
-    assert body is not None
-    return body.start_byte, body.end_byte
-
-
-def _only_callers(
-    rs: RustSeed, crate: Crate, target: _Target, pool: Sequence[_Target], limit: int = 2
-) -> list[_Target]:
-    """The units whose bodies hold every use of private `target` (at most `limit` of them,
-    none of them inside it), or [] when it is not private or is named anywhere else."""
-    data = rs.sources[target.rel]
-    if not _deletable(data, target.d):
-        return []
-    name = target.d.name.encode()
-    counts = rs.counts(crate)
-    own = _count_in(data, [(target.d.node.start_byte, target.d.node.end_byte)])[name]
-    callers: list[_Target] = []
-    found = 0
-    for t in pool:
-        if t.rel == target.rel and t.d.qualname == target.d.qualname:
-            continue
-        n = rs.body_counts(t.rel, t.d)[name]
-        if n:
-            inner = t.rel == target.rel and (
-                t.d.node.start_byte >= target.d.node.start_byte
-                and t.d.node.end_byte <= target.d.node.end_byte
-            )
-            outer = t.rel == target.rel and (
-                t.d.node.start_byte <= target.d.node.start_byte
-                and target.d.node.end_byte <= t.d.node.end_byte
-            )
-            if inner or outer:
-                return []  # nested functions: the plain form handles them
-            callers.append(t)
-            found += n
-    if not callers or len(callers) > limit or found + own != counts[name]:
-        return []
-    return callers
-
-
-# A name this frequent in the crate is too common to tell who calls what.
-_SPECIFIC = 6
-
-
-def _feature(rs: RustSeed, crate: Crate, root: _Target, pool: Sequence[_Target]) -> list[_Target]:
-    """`root`, what only it calls (transitively), and, when that stays in one file, at most
-    two units of other files that call one of them: by a name specific enough (at most
-    `_SPECIFIC` occurrences in the crate) or by its path (`Version::parse`, `Self::` does not
-    count), with what only they call."""
-    taken = _closure(rs, crate, [root], pool)
-    if len({t.rel for t in taken}) >= 2:
-        return taken
-    counts = rs.counts(crate)
-    names = {t.d.name.encode() for t in taken if counts[t.d.name.encode()] <= _SPECIFIC}
-    paths = [
-        re.compile(
-            rb"\b" + re.escape(t.d.qualname.split("#")[0].replace(".", "::").encode()) + rb"\b"
-        )
-        for t in taken
-        if "." in t.d.qualname
-    ]
-    have = {(t.rel, t.d.qualname) for t in taken}
-    callers: list[_Target] = []
-    for t in pool:
-        if t.rel == root.rel or (t.rel, t.d.qualname) in have:
-            continue
-        start, end = _body_ranges(t)
-        body = rs.body_counts(t.rel, t.d)
-        text = rs.sources[t.rel][start:end]
-        if any(body[n] for n in names) or any(p.search(text) for p in paths):
-            callers.append(t)
-        if len(callers) == 2:
-            break
-    if not callers:
-        return taken
-    return _closure(rs, crate, [root, *callers], pool)
-
-
-def _quotas(n: int, strategies: Sequence[Strategy]) -> dict[Strategy, int]:
-    quotas: dict[Strategy, int] = dict.fromkeys(strategies, 0)
-    others = [s for s in strategies if s != "stub_body"]
-    rest = n
-    if "stub_body" in strategies:
-        quotas["stub_body"] = n if not others else round(n * STUB_SHARE)
-        rest = n - quotas["stub_body"]
-    for i, name in enumerate(others):
-        quotas[name] = rest // len(others) + (1 if i < rest % len(others) else 0)
-    return quotas
-
-
-def rust_candidates(
-    seed: SeedApp,
-    units: Iterable[Unit],
-    *,
-    max_candidates: int,
-    random_seed: int = 0,
-    min_body_lines: int = 2,
-    strategies: Sequence[Strategy] = STRATEGIES,
-    feature_size: FeatureSize | None = None,
-) -> tuple[list[Candidate], list[SkippedFile]]:
-    """Candidates for a Rust seed, plus the targets left out and why.
-
-    The counterpart of `excise.treesitter_candidates.treesitter_candidates`: about 60%
-    `stub_body`, the rest split evenly between the other `strategies`; a strategy that runs
-    out of targets leaves its share to the others. The strategies choose in reverse order
-    (`feature` first, `stub_body` last), so the scarce targets are not used up by stubs.
-    Targets are sorted by candidate id and shuffled with
-    `random.Random(f"{random_seed}:{snapshot_id}")`; a unit is used by one candidate at most.
-    `feature_size` bounds `feature` (default `FeatureSize()`). Never raises for a bad target.
-    """
-    for s in strategies:
-        if s not in STRATEGIES:
-            raise ValueError(f"unknown Rust strategy {s!r}; choose from {', '.join(STRATEGIES)}")
-    rs = RustSeed.of(seed)
-    kept, skipped = excisable(rs, units)
-    skipped = [*rs.skipped, *skipped]
-    by_key = {(u.file, u.qualname): u for u in kept}
-    big = [u for u in kept if u.body_lines >= min_body_lines]
-    plans: dict[Strategy, list[_Pick]] = {s: [] for s in strategies}
-
-    def crate_key(rel: str) -> str | None:
-        c = rs.crate(rel)
-        return None if c is None else c.root
-
-    for u in big:
-        home = crate_key(u.file)
-        if home is None:
-            continue
-        one = ((u.file, u.qualname),)
-        key = f"{u.file}::{u.qualname}"
-        if "stub_body" in plans:
-            plans["stub_body"].append(_Pick("stub_body", home, key, one))
-        if u.kind == "function" and "remove_function" in plans:
-            plans["remove_function"].append(_Pick("remove_function", home, key, one))
-        if u.kind == "method" and "remove_method" in plans:
-            plans["remove_method"].append(_Pick("remove_method", home, key, one))
-        if "feature" in plans:
-            plans["feature"].append(_Pick("feature", home, key, one))
-    if "remove_class" in plans:
-        for rel in sorted({u.file for u in kept}):
-            home = crate_key(rel)
-            try:
-                defs = rs.defs(rel)
-            except SourceSkipped:
-                continue
-            for block in impls(rs.sources[rel], defs):
-                members = tuple(
-                    (rel, d.qualname) for d in block.methods if (rel, d.qualname) in by_key
-                )
-                lines = sum(by_key[m].body_lines for m in members)
-                if home is not None and len(members) >= 2 and lines >= min_body_lines:
-                    plans["remove_class"].append(
-                        _Pick("remove_class", home, f"{rel}::{block.name}", members)
-                    )
-    rng = random.Random(f"{random_seed}:{seed.snapshot_id}")
-    for s in strategies:
-        ids = {p.key: stable_id(seed.snapshot_id, s, p.key) for p in plans[s]}
-        plans[s].sort(key=lambda p: ids[p.key])
-        rng.shuffle(plans[s])
-    quotas = _quotas(max_candidates, strategies)
-    cursor = dict.fromkeys(strategies, 0)
-    used: set[tuple[str, str]] = set()
-    picked: dict[Strategy, list[Candidate]] = {s: [] for s in strategies}
-    pool_cache: dict[str, list[_Target]] = {}
-
-    def pool(home: str) -> list[_Target]:
-        if home not in pool_cache:
-            out: list[_Target] = []
-            for u in kept:
-                if crate_key(u.file) != home:
-                    continue
-                d = next((x for x in rs.defs(u.file) if x.qualname == u.qualname), None)
-                if d is not None:
-                    out.append(_Target(u.file, d))
-            pool_cache[home] = out
-        return pool_cache[home]
-
-    def make(pick: _Pick) -> Candidate | str:
-        crate = rs.crates[pick.crate]
-        try:
-            targets = [
-                _Target(rel, next(d for d in rs.defs(rel) if d.qualname == q))
-                for rel, q in pick.targets
-            ]
-        except (StopIteration, SourceSkipped) as exc:
-            return f"cannot locate: {exc}"
-        drop_docs = pick.strategy != "stub_body"
-        if pick.strategy == "feature":
-            targets = _feature(rs, crate, targets[0], pool(pick.crate))
-            if len({t.rel for t in targets}) < 2:
-                return "what only it calls, and what calls it, lies in one file"
-        elif pick.strategy in ("remove_function", "remove_method"):
-            callers = _only_callers(rs, crate, targets[0], pool(pick.crate))
-            if callers:  # a private function goes whole; its callers' bodies are stubbed
-                plan = _plan(rs, crate, callers, drop_docs=False, helpers=True)
-                main = (targets[0].rel, targets[0].d.qualname)
-                if isinstance(plan, _Plan) and main in {
-                    (t.rel, t.d.qualname) for t in plan.deleted
-                }:
-                    return _finish(pick, plan)
-        plan = _plan(
-            rs,
-            crate,
-            targets,
-            drop_docs=drop_docs,
-            helpers=pick.strategy != "stub_body",
-        )
-        if isinstance(plan, str):
-            return plan
-        if pick.strategy in ("remove_function", "remove_method"):
-            only_stub = not plan.deleted and all(len(v) == 1 for v in plan.edits.values())
-            if only_stub:
-                return "no doc comment or helper to remove beyond stub_body"
-        return _finish(pick, plan)
-
-    def _finish(pick: _Pick, plan: _Plan) -> Candidate | str:
-        touched = {(t.rel, t.d.qualname) for t in (*plan.stubbed, *plan.deleted)}
-        if touched & used:
-            return "a unit another candidate already uses"
-        return _candidate(rs, pick, plan, by_key, feature_size)
-
-    def fill(strategy: Strategy, limit: int) -> None:
-        chosen = plans[strategy]
-        while len(picked[strategy]) < limit and cursor[strategy] < len(chosen):
-            pick = chosen[cursor[strategy]]
-            cursor[strategy] += 1
-            if any(t in used for t in pick.targets):
-                continue
-            made = make(pick)
-            if isinstance(made, str):
-                skipped.append(SkippedFile(path=pick.key, reason=f"{strategy}: {made}"))
-                continue
-            picked[strategy].append(made)
-            used.update(tuple(u.split("::", 1)) for u in made.units if "::" in u)  # type: ignore[misc]
-
-    # the strategies with the fewest targets first: `stub_body` can use any unit left
-    for s in reversed(strategies):
-        fill(s, quotas[s])
-    for s in strategies:
-        missing = max_candidates - sum(len(v) for v in picked.values())
-        if missing <= 0:
-            break
-        fill(s, len(picked[s]) + missing)
-    return [c for s in strategies for c in picked[s]], skipped
+    return apply_edits(data, plan.edits.get(rel, []))
