@@ -23,7 +23,8 @@ so each operator keeps the types as they were:
   branch gives a value and it assigns no plain variable (a `let x;` may wait for it).
 
 Compiling is not checked here (that needs cargo); `rust_mutants` keeps those whose tree
-parses without an error. On a real crate about nineteen in twenty compile (docs/strength.md).
+parses without an error. On semver, smallvec, strsim and heck every sampled mutant compiled
+(docs/rust-excision.md).
 """
 
 from __future__ import annotations
