@@ -7,7 +7,8 @@ so each operator keeps the types as they were:
 
 - `compare`: `<` -> `>=`, `>` -> `<=`, `<=` -> `>`, `>=` -> `<`, `==` <-> `!=` (the same trait
   answers both);
-- `boolean`: `&&` <-> `||`, a `!` dropped (`!x` -> `(x)`, bool or integer alike);
+- `boolean`: `&&` <-> `||`, a `!` dropped (`!x` -> `x`, bool or integer alike; parentheses
+  kept where the precedence needs them, dropped where `unused_parens` would fire);
 - `arithmetic`: `+` <-> `-` and `+=` <-> `-=` when one side is an integer literal, a `.len()`
   or an `as` cast (numbers, not strings);
 - `constant`: an integer literal n -> n + 1 (0 -> 1, 1 -> 0, and n - 1 where n + 1 or n is a
@@ -15,8 +16,10 @@ so each operator keeps the types as they were:
   array length, an index, a tuple field, a shift amount, a divisor 1, a pattern or a macro's
   tokens;
 - `drop`: a statement that is a call, a method call, a macro call, a `?` on one, or a compound
-  assignment, replaced by `;` (an empty statement);
-- `early_return`: `return <value>;` before a body's first statement, where the return type
+  assignment, replaced by `{}` (not `;`: `redundant_semicolons`); never a diverging one
+  (`panic!`, `process::exit`), whose type the block may need;
+- `early_return`: `if true { return <value>; }` before a body's first statement (a bare
+  `return` would make the rest `unreachable_code`), where the return type
   names the value: nothing for `()`, `false` for `bool`, `None` for `Option<..>`, `Ok(())` for
   `Result<(), ..>` and `fmt::Result`, `0` for integers, `String::new()`, `Vec::new()`;
 - `branch`: an `if` condition negated (`if !(c)`), an `else` block emptied when neither
