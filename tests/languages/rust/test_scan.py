@@ -104,7 +104,7 @@ def test_always_equal_comparisons_across_lines():
         ("crates/x/build.rs", "fn main() {}", {"adds or edits a build script"}),
         (
             "Cargo.toml",
-            '[patch.crates-io]\nsemver = { path = "../evil" }',
+            '[patch.upstream]\nsemver = { path = "../evil" }',
             {"edits the package manifest", "redirects dependencies"},
         ),
         (
