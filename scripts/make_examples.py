@@ -20,10 +20,10 @@ from pathlib import Path
 from taskmint.acquire import acquire, load_seed_list
 from taskmint.config import PipelineConfig
 from taskmint.describe import find_leaks
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import build_environment
 from taskmint.pipeline import mint_candidate
 from taskmint.records import Candidate, Task
 from taskmint.sandbox import LocalSandbox

@@ -66,9 +66,9 @@ def fixtures() -> tuple[Any, Any, Any]:
         return pickle.loads(pickled.read_bytes())  # type: ignore[no-any-return]
     from taskmint.acquire import acquire
     from taskmint.config import PipelineConfig
-    from taskmint.envs import build_environment
     from taskmint.excise import excise
     from taskmint.index import index_seed
+    from taskmint.languages import build_environment
     from taskmint.pipeline import mint_candidate
     from taskmint.sandbox import LocalSandbox
     from taskmint.validate import run_baseline
@@ -109,7 +109,7 @@ def main() -> None:
     ):
         timed(reward_mod, attr)
     for attr in ("parse",):
-        from taskmint.runners.adapters import PytestAdapter
+        from taskmint.languages.python import PytestAdapter
 
         timed(PytestAdapter, attr, "adapter.parse")
     from taskmint.sandbox.docker import containers, execs, streams

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from taskmint.acquire import acquire, load_seed_list
 from taskmint.config import Limits
-from taskmint.envs import build_environment
+from taskmint.languages import build_environment
 from taskmint.publish import latest_version, load_tasks
 from taskmint.sandbox import LocalSandbox
 from taskmint.validate import run_baseline

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from taskmint.acquire.sources import acquire_source, load_seed_sources
 from taskmint.config import Limits, SandboxConfig
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import build_environment
 from taskmint.sandbox import LocalSandbox
 from taskmint.validate import run_baseline, validate_batch, validate_candidate
 from taskmint.validate.forked import unforkable

@@ -14,10 +14,10 @@ import pytest
 
 from taskmint.acquire import acquire
 from taskmint.config import Limits, PipelineConfig
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import CoverageMap, coverage_map
+from taskmint.languages import build_environment
 from taskmint.pipeline import mint_candidate
 from taskmint.publish import load_tasks, publish
 from taskmint.records import Candidate, Environment, SeedApp, Task, Verdict

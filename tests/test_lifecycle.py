@@ -16,9 +16,9 @@ import pytest
 
 from taskmint import reaper
 from taskmint.config import Limits
+from taskmint.languages.python import PytestAdapter
 from taskmint.lifecycle import process_start_time
 from taskmint.records import Environment
-from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import RunSpec
 from tests.procs import command, kill_all, left_after, process_tree
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire, load_manifest, load_seed_list
-from taskmint.envs import build_environment
+from taskmint.languages import build_environment
 from taskmint.validate import run_baseline
 from tests.conftest import LIMITS
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from taskmint.client import URL_ENV, RewardClient
 from taskmint.config import PipelineConfig, VerifyConfig
-from taskmint.envs import build_environment
 from taskmint.errors import DatasetError
+from taskmint.languages import build_environment
 from taskmint.publish.loader import load_seed, load_tasks
 from taskmint.records import Environment, Reward, SeedApp, Task
 from taskmint.sandbox.base import Limits, Sandbox

@@ -134,10 +134,10 @@ class SeedManifest:
     """A seed application's `taskmint.toml`: what it is and how its tests run."""
 
     name: str
-    language: Literal["python", "javascript"]
+    language: Language  # one with a profile (`taskmint.languages`), checked when parsed
     source_paths: tuple[str, ...]
     test_paths: tuple[str, ...]
-    runner: Literal["pytest", "node"]
+    runner: str  # the test runner of the language's profile (`LanguageProfile.runner`)
     description: str = ""
     dependencies: tuple[str, ...] = ()
     pythonpath: tuple[str, ...] = (".",)
@@ -151,7 +151,7 @@ class SeedManifest:
     plugins: tuple[tuple[str, str], ...] = ()
     # The pytest the suite runs under, as a version specifier ("<9", ">=8,<9.1"): what the
     # project declares when it rules out taskmint's own pytest, or an older one for a suite
-    # the newest breaks (see `pipeline.older_pytest`). "": taskmint's own version.
+    # the newest breaks (see `pipeline.fallback_manifest`). "": taskmint's own version.
     pytest: str = ""
 
 
@@ -176,7 +176,7 @@ class Environment:
     """Everything needed to run a seed's tests, built once and cached by `env_id`."""
 
     env_id: str
-    kind: Literal["venv", "node"]
+    kind: str  # what the language's profile builds: "venv" (Python), "node" (JavaScript)
     prefix: str  # the venv folder ("" for node)
     interpreter: str  # absolute path of python or node
     interpreter_prefix: str  # the folder the interpreter lives under (bound read-only)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.acquire.detect import DetectError, detect_manifest, render_manifest
-from taskmint.acquire.manifest import parse_manifest
+from taskmint.acquire.manifest import parse_manifest, render_manifest
+from taskmint.languages.python.detect import DetectError, detect_manifest
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.acquire.detect import detect_manifest, render_manifest
-from taskmint.acquire.manifest import parse_manifest
+from taskmint.acquire.manifest import parse_manifest, render_manifest
 from taskmint.errors import ManifestError
+from taskmint.languages.python.detect import detect_manifest
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

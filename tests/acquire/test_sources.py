@@ -27,10 +27,10 @@ from taskmint.acquire.sources import (
     load_seed_sources,
 )
 from taskmint.config import PipelineConfig
-from taskmint.envs import build_environment
 from taskmint.errors import ManifestError
 from taskmint.excise import excise
 from taskmint.index import index_seed
+from taskmint.languages import build_environment
 from taskmint.pipeline import mint_candidate
 from taskmint.validate import run_baseline
 from tests.conftest import LIMITS, SEEDS

@@ -42,11 +42,11 @@ from typing import Any
 
 from taskmint.acquire.sources import acquire_source, load_seed_sources
 from taskmint.config import PipelineConfig
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import CoverageMap, coverage_map
-from taskmint.pipeline import MintResult, older_pytest
+from taskmint.languages import build_environment
+from taskmint.pipeline import MintResult, fallback_manifest
 from taskmint.pipeline.mint import describe_and_reference, leaks_in
 from taskmint.records import Environment, SeedApp
 from taskmint.sandbox import LocalSandbox
@@ -131,7 +131,7 @@ def _one(source: Any, config: PipelineConfig, candidates: int) -> dict[str, Any]
     row["pytest"] = seed.manifest.pytest or "taskmint's"
     row["fixed_final_s"] = round(time.monotonic() - fixed, 1)
     tried = seed, baseline
-    while (older := older_pytest(tried[0].manifest, tried[1])) is not None:
+    while (older := fallback_manifest(tried[0].manifest, tried[1])) is not None:
         again = dataclasses.replace(seed, manifest=older)
         env_again = build_environment(again.manifest, cache_dir=config.cache_dir)
         attempt = time.monotonic()

@@ -41,11 +41,11 @@ from pathlib import Path
 from taskmint.acquire import acquire
 from taskmint.acquire.sources import acquire_source, load_seed_sources
 from taskmint.config import Limits, PipelineConfig, SandboxConfig
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.files import copy_tree
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import adapter_for, build_environment
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp, Verdict
 from taskmint.runners import run_tests
@@ -78,7 +78,9 @@ def naive(
             copy_tree(Path(seed.root), ws, seed.files)
             if patch:
                 apply_patch(ws, patch)
-            report = run_tests(box, ws, seed.manifest, env, limits=limits)
+            report = run_tests(
+                box, ws, seed.manifest, env, adapter=adapter_for(seed.manifest), limits=limits
+            )
             if patch:
                 test_time += sum(r.duration for r in report.results)
             return dict(report.outcome_map()), report.timed_out

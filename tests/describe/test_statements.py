@@ -19,10 +19,10 @@ import pytest
 from taskmint.acquire import acquire, load_seed_list
 from taskmint.config import PipelineConfig
 from taskmint.describe import HINT_LEVELS, describe, find_leaks
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import build_environment
 from taskmint.records import Candidate, SeedApp, Verdict
 from tests.conftest import LIMITS
 

@@ -19,14 +19,13 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.envs.copies import module_roots, vendored_copies
 from taskmint.envs.venv import _dependencies
 from taskmint.errors import EnvironmentBuildError
 from taskmint.excise import excise
 from taskmint.index import index_seed
+from taskmint.languages import adapter_for, build_environment
 from taskmint.records import Environment, SeedApp, SeedManifest
-from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox import LocalSandbox
 from taskmint.sandbox.base import RunSpec
 from taskmint.validate import run_baseline

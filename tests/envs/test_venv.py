@@ -6,7 +6,7 @@ import dataclasses
 import time
 from pathlib import Path
 
-from taskmint.envs import build_environment, environment_id
+from taskmint.languages import build_environment, environment_id
 
 
 def test_environment_is_reused(tiny_seed, tiny_env, cache_dir):

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.excise.treesitter_candidates import js_candidates, treesitter_candidates
 from taskmint.excise.treesitter_edits import remove_class, remove_function, remove_method, stub_body
 from taskmint.index.treesitter import index_files
 from taskmint.index.treesitter_defs import definitions
+from taskmint.languages import build_environment
 from taskmint.patches import apply_patch, unified_diff
 from taskmint.validate import run_baseline, validate_candidate
 from tests.conftest import LIMITS

@@ -50,6 +50,9 @@ class Run:
         (self.out / "cache" / "envs").symlink_to(work_dir / "cache" / "envs")
         self.scratch = work_dir / f"{name}-scratch"
         self.scratch.mkdir()
+        # its own temporary folder: the workspace caps it mounts are told from other runs'
+        self.tmp = work_dir / f"{name}-tmp"
+        self.tmp.mkdir()
         (work_dir / f"{name}.toml").write_text(config)
         self.cmd = [
             sys.executable,
@@ -70,6 +73,7 @@ class Run:
         env.update(
             PREFECT_HOME=str(work_dir / "prefect-cli"),  # one database for these runs
             TASKMINT_SCRATCH=str(self.scratch),
+            TMPDIR=str(self.tmp),
             TASKMINT_TEST_MARK=self.mark,
         )
         self.env = env
@@ -121,7 +125,7 @@ class Run:
         mounts = [
             line.split()[1]
             for line in Path("/proc/mounts").read_text().splitlines()
-            if str(self.scratch) in line.split()[1] or "taskmint-cap-" in line.split()[1]
+            if line.split()[1].startswith((f"{self.scratch}/", f"{self.tmp}/"))
         ]
         staging = [
             str(p.relative_to(self.out))
@@ -133,6 +137,7 @@ class Run:
             "mounts": mounts,
             "cgroups": sorted(c for c in _cgroups() if int(c.split("-")[0]) in self.pids),
             "scratch": sorted(p.name for p in self.scratch.iterdir()),
+            "caps": sorted(p.name for p in self.tmp.glob("taskmint-cap-*")),
             "staging": staging,
         }
 
@@ -149,7 +154,14 @@ def _cgroups() -> set[str]:
         return set()
 
 
-NOTHING = {"processes": [], "mounts": [], "cgroups": [], "scratch": [], "staging": []}
+NOTHING = {
+    "processes": [],
+    "mounts": [],
+    "cgroups": [],
+    "scratch": [],
+    "caps": [],
+    "staging": [],
+}
 
 
 def _content_hash(out: Path) -> str:

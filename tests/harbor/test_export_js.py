@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from taskmint.harbor import export_harbor, run_trial, run_trials
-from taskmint.harbor.export import EXPORT_RECORD, NODE_HARNESS
+from taskmint.harbor.export import EXPORT_RECORD
 from taskmint.harbor.inside import grade as grader
+from taskmint.languages.javascript import NODE_HARNESS, NodeAdapter
 from taskmint.publish import load_tasks, publish
 from taskmint.records import Environment, SeedApp, Task
-from taskmint.runners.adapters import REPORT_FILE, NodeAdapter, inside_dir
+from taskmint.runners.adapters import REPORT_FILE, inside_dir
 from taskmint.runners.report import parse_node_report
 from taskmint.verify import grade
 from tests.verify.node_forgery import apply_to_text, forgery_patch, removed_exports

@@ -8,8 +8,11 @@ the docker sandbox tests use; the reward parsing and task.toml reading are tried
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shlex
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ import pytest
 from taskmint.errors import SandboxUnavailableError, TaskmintError
 from taskmint.harbor.trial import (
     TaskSettings,
+    base_images,
     image_tag,
     read_reward,
     read_task_settings,
@@ -402,3 +406,53 @@ def test_the_image_tag_follows_the_environment_content(tmp_path):
     assert image_tag(env) == tag
     (env / "add.sh").write_text(APP + "# changed\n")
     assert image_tag(env) != tag
+
+
+def test_the_froms_are_the_dockerfiles_base_images(tmp_path):
+    env = tmp_path / "environment"
+    env.mkdir()
+    (env / "Dockerfile").write_text(
+        "FROM --platform=linux/amd64 builder:1 AS build\nRUN true\n"
+        "from build\nFROM scratch\nFROM taskmint-base:bookworm\n"
+    )
+    assert base_images(env) == ["builder:1", "taskmint-base:bookworm"]
+    assert image_tag(env, ["sha256:aa"]) != image_tag(env, ["sha256:bb"])
+
+
+def test_a_base_rebuilt_under_its_tag_is_not_built_on_again(base_image, api, tmp_path):
+    """The trial image of a task whose base was rebuilt (same tag, another image) is a new
+    image on the new base, not the one built on the old base."""
+    base = f"taskmint-test-base:{tmp_path.name[-12:].lower()}"
+    images = []
+    try:
+        for marker in ("old", "new"):
+            api.tag(base_image, *base.split(":"))
+            made = api.create_container(base_image, command=["true"], entrypoint=[])
+            api.put_archive(made["Id"], "/", _tar({"marker": marker.encode()}))
+            images.append(api.commit(made["Id"], *base.split(":"))["Id"])
+            api.remove_container(made["Id"], force=True)
+            task = make_task(tmp_path / marker, base, test_sh=MARKER_TEST)
+            result = run_trial(task, "nop")
+            assert result.error is None, result.logs
+            assert result.reward == (1.0 if marker == "new" else 0.0), result.logs
+    finally:
+        for ref in [base, *images]:
+            with contextlib.suppress(Exception):
+                api.remove_image(ref, force=True)
+
+
+MARKER_TEST = """\
+#!/bin/bash
+mkdir -p /logs/verifier
+if [ "$(cat /marker)" = new ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()

@@ -94,7 +94,7 @@ def test_no_map_means_the_full_suite(tiny_seed):
 
 def test_a_single_module_seed_is_measured(cache_dir, sandbox):
     from taskmint.acquire import acquire
-    from taskmint.envs import build_environment
+    from taskmint.languages import build_environment
     from tests.conftest import SEEDS
 
     seed = acquire(SEEDS / "onemod", cache_dir=cache_dir)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import _executed_lines, _line_starts, coverage_map
+from taskmint.languages import build_environment
 from taskmint.records import Candidate
 from taskmint.validate import run_baseline
 from taskmint.validate.selection import select_tests

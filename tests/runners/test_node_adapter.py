@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.files import copy_tree
+from taskmint.languages import adapter_for, build_environment
 from taskmint.runners import run_tests
 from tests.conftest import LIMITS, SEEDS
 
@@ -25,7 +25,9 @@ def _run(js, sandbox, tmp_path: Path, edits: dict[str, str] | None = None):
     copy_tree(Path(seed.root), ws, seed.files)
     for rel, text in (edits or {}).items():
         (ws / rel).write_text(text)
-    return run_tests(sandbox, ws, seed.manifest, env, limits=LIMITS)
+    return run_tests(
+        sandbox, ws, seed.manifest, env, adapter=adapter_for(seed.manifest), limits=LIMITS
+    )
 
 
 def test_outcomes_come_from_the_reporter(js, sandbox, tmp_path):

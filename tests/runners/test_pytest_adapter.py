@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from taskmint.files import copy_tree
+from taskmint.languages import adapter_for
 from taskmint.records import RunReport
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import inside_dir
@@ -50,7 +51,14 @@ def _run(tiny_seed, tiny_env, sandbox, tmp_path: Path, files: dict[str, str]) ->
     copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
     for rel, text in files.items():
         (ws / rel).write_text(text)
-    return run_tests(sandbox, ws, tiny_seed.manifest, tiny_env, limits=LIMITS)
+    return run_tests(
+        sandbox,
+        ws,
+        tiny_seed.manifest,
+        tiny_env,
+        adapter=adapter_for(tiny_seed.manifest),
+        limits=LIMITS,
+    )
 
 
 def test_outcomes_of_every_kind(tiny_seed, tiny_env, sandbox, tmp_path):
@@ -102,7 +110,15 @@ def test_selected_ids_only(tiny_seed, tiny_env, sandbox, tmp_path):
     ws = tmp_path / "ws"
     copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
     wanted = ("tests/test_intervals.py::test_interval_set_membership[4-False]",)
-    report = run_tests(sandbox, ws, tiny_seed.manifest, tiny_env, limits=LIMITS, test_ids=wanted)
+    report = run_tests(
+        sandbox,
+        ws,
+        tiny_seed.manifest,
+        tiny_env,
+        adapter=adapter_for(tiny_seed.manifest),
+        limits=LIMITS,
+        test_ids=wanted,
+    )
     assert report.outcome_map() == {wanted[0]: "passed"}
 
 

@@ -21,9 +21,10 @@ import pytest
 
 from taskmint.config import Limits
 from taskmint.errors import SandboxUnavailableError
+from taskmint.languages import adapter_for
+from taskmint.languages.python import PytestAdapter
 from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
-from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunResult, RunSpec
 from taskmint.sandbox.docker import DockerOptions, DockerSandbox, sweep_environment_volumes
 from taskmint.sandbox.docker.base_image import build_base_image, debian_source
@@ -462,7 +463,12 @@ def test_tiny_suite_gives_the_same_outcomes_as_local(
         ws = tmp_path / f"ws-{sandbox.name}-{len(os.listdir(tmp_path))}"
         copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
         report = run_tests(
-            sandbox, ws, tiny_seed.manifest, tiny_env, limits=Limits(wall_seconds=60)
+            sandbox,
+            ws,
+            tiny_seed.manifest,
+            tiny_env,
+            adapter=adapter_for(tiny_seed.manifest),
+            limits=Limits(wall_seconds=60),
         )
         assert report.complete and report.nonce_ok and not report.timed_out, report.output_tail
         return report.outcome_map()
@@ -497,8 +503,8 @@ def test_a_seed_pytest_depends_on_runs_from_the_workspace_in_its_image(
     of the host venv, installs no copy, and the suite passes, pytest importing it from the
     workspace."""
     from taskmint.acquire import acquire
-    from taskmint.envs import build_environment
     from taskmint.files import copy_tree
+    from taskmint.languages import build_environment
     from tests.envs.test_copies import _iniconfig_seed
 
     seed = acquire(_iniconfig_seed(tmp_path_factory.mktemp("ini")), cache_dir=cache_dir)
@@ -511,7 +517,14 @@ def test_a_seed_pytest_depends_on_runs_from_the_workspace_in_its_image(
     assert "version 2." in result.output and "code None" in result.output, result.output
     ws = tmp_path / "suite"
     copy_tree(Path(seed.root), ws, seed.files)
-    report = run_tests(cold, ws, seed.manifest, env, limits=Limits(wall_seconds=60))
+    report = run_tests(
+        cold,
+        ws,
+        seed.manifest,
+        env,
+        adapter=adapter_for(seed.manifest),
+        limits=Limits(wall_seconds=60),
+    )
     assert report.complete and report.nonce_ok, report.output_tail
     assert set(report.outcome_map().values()) == {"passed"}, report.outcome_map()
     assert len(report.outcome_map()) == 3

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from taskmint.config import Limits, SandboxConfig
-from taskmint.runners.adapters import PytestAdapter
+from taskmint.languages.python import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunSpec
 from taskmint.sandbox.base import CGROUP_MEMORY
 

@@ -14,8 +14,8 @@ import pytest
 
 from taskmint.config import Limits, SandboxConfig
 from taskmint.errors import SandboxUnavailableError
+from taskmint.languages.python import PytestAdapter
 from taskmint.records import Environment
-from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import FakeSandbox, LocalSandbox, RunResult, RunSpec, bwrap_path
 
 REPO = Path(__file__).resolve().parents[2]

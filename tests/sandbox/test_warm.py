@@ -16,9 +16,10 @@ import pytest
 
 from taskmint.config import Limits, SandboxConfig
 from taskmint.files import copy_tree
+from taskmint.languages import adapter_for
+from taskmint.languages.python import PytestAdapter
 from taskmint.records import Environment, SeedApp
 from taskmint.runners import run_tests
-from taskmint.runners.adapters import PytestAdapter
 from taskmint.sandbox import LocalSandbox, RunSpec
 from taskmint.sandbox.warm import WarmPool
 from tests.procs import children, command, kill_all, left_after, process_tree
@@ -165,6 +166,20 @@ def test_a_failed_start_is_tried_again_after_a_while(tiny_env, tmp_path):
     box.warm.close()
 
 
+def _wait_dead(pid: int, timeout: float = 10.0) -> None:
+    """Until `pid` is a zombie (or gone)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{pid} still runs {timeout} s after SIGKILL")
+
+
 def test_a_server_whose_bubblewrap_was_killed_leaves_nothing(tiny_env, tmp_path):
     """An idle server is stopped (SIGSTOP) and its bubblewrap killed from outside: the next run
     finds it dead, and what is left of it (the namespace's init and the server, stopped as they
@@ -184,6 +199,7 @@ def test_a_server_whose_bubblewrap_was_killed_leaves_nothing(tiny_env, tmp_path)
         for pid in server:
             os.kill(pid, signal.SIGSTOP)
         os.kill(outer[0], signal.SIGKILL)
+        _wait_dead(outer[0])  # killed, not merely sent the signal (a loaded machine is slow)
         _run(box, tiny_env, tmp_path, "second", "print(2)")
         assert box.warm.started == 2
         left = left_after(server, timeout=10)
@@ -201,7 +217,14 @@ def test_a_suite_gives_the_same_outcomes_warm_and_cold(
     for box, name in ((cold_box, "cold"), (warm_box, "warm")):
         ws = tmp_path / name
         copy_tree(Path(tiny_seed.root), ws, tiny_seed.files)
-        report = run_tests(box, ws, tiny_seed.manifest, tiny_env, limits=LIMITS)
+        report = run_tests(
+            box,
+            ws,
+            tiny_seed.manifest,
+            tiny_env,
+            adapter=adapter_for(tiny_seed.manifest),
+            limits=LIMITS,
+        )
         assert report.complete and report.nonce_ok
         maps.append(report.outcome_map())
         shutil.rmtree(ws)

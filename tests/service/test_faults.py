@@ -66,12 +66,18 @@ def _body(task: Task, patch: str, **extra: object) -> dict[str, object]:
 
 
 def test_full_queue_answers_429_and_the_client_waits(narrow: Server, task: Task, slow: str) -> None:
+    def send(_: object) -> tuple[int, dict, dict]:
+        return http_full("POST", f"{narrow.url}/verify", _body(task, slow))
+
+    # the first is being graded before the others arrive: one of them fits the queue of one
     with ThreadPoolExecutor(4) as pool:
-        answers = list(
-            pool.map(
-                lambda _: http_full("POST", f"{narrow.url}/verify", _body(task, slow)), range(4)
-            )
-        )
+        first = pool.submit(send, None)
+        deadline = time.monotonic() + 30
+        while narrow.health()["running"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert narrow.health()["running"] == 1
+        others = [pool.submit(send, None) for _ in range(3)]
+        answers = [first.result(), *(f.result() for f in others)]
     codes = sorted(status for status, _, _ in answers)
     assert codes.count(429) >= 1 and codes.count(200) >= 2, codes
     for status, headers, body in answers:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
+from taskmint.languages import build_environment
 from taskmint.sandbox import LocalSandbox
 from taskmint.sandbox.base import RunResult, RunSpec
 from taskmint.validate import baseline as baseline_module

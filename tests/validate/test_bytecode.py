@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.files import copy_tree
 from taskmint.index import index_seed
+from taskmint.languages import adapter_for, build_environment
 from taskmint.patches import unified_diff
 from taskmint.runners import run_tests
 from taskmint.runners.bytecode import build_bytecode, bytecode_dir, install_bytecode
@@ -18,7 +18,14 @@ from tests.conftest import LIMITS, SEEDS
 
 
 def _bytecode(tiny_seed, tiny_env, sandbox, tmp_path: Path) -> Path:
-    made = build_bytecode(tiny_seed, tiny_env, sandbox, limits=LIMITS, cache_dir=tmp_path)
+    made = build_bytecode(
+        tiny_seed,
+        tiny_env,
+        sandbox,
+        adapter=adapter_for(tiny_seed.manifest),
+        limits=LIMITS,
+        cache_dir=tmp_path,
+    )
     assert made is not None and made == bytecode_dir(tiny_seed, tiny_env, tmp_path)
     return made
 
@@ -33,7 +40,17 @@ def test_compiled_once_with_module_and_rewritten_test_pycs(tiny_seed, tiny_env, 
     pyc = next(made.glob("tinylib/__pycache__/text.cpython-*.pyc"))
     assert pyc.read_bytes()[4:8] == b"\x03\x00\x00\x00"
     # cached: a second call does no run and returns the same folder
-    assert build_bytecode(tiny_seed, tiny_env, sandbox, limits=LIMITS, cache_dir=tmp_path) == made
+    assert (
+        build_bytecode(
+            tiny_seed,
+            tiny_env,
+            sandbox,
+            adapter=adapter_for(tiny_seed.manifest),
+            limits=LIMITS,
+            cache_dir=tmp_path,
+        )
+        == made
+    )
 
 
 def test_pycs_of_files_the_patch_touches_are_not_copied(tiny_seed, tiny_env, sandbox, tmp_path):
@@ -56,7 +73,14 @@ def test_a_changed_source_is_never_run_from_its_stale_pyc(tiny_seed, tiny_env, s
     target = tree / "tinylib/text.py"
     # every function of the module renamed away: the text tests must fail
     target.write_text(target.read_text().replace("def ", "def _gone_"))
-    report = run_tests(sandbox, tree, tiny_seed.manifest, tiny_env, limits=LIMITS)
+    report = run_tests(
+        sandbox,
+        tree,
+        tiny_seed.manifest,
+        tiny_env,
+        adapter=adapter_for(tiny_seed.manifest),
+        limits=LIMITS,
+    )
     passed = [t for t, o in report.outcome_map().items() if o == "passed"]
     # the renamed functions cannot be imported: the test file fails to collect
     assert any("test_text" in e for e in report.collection_errors), report.collection_errors
@@ -89,4 +113,14 @@ def test_validation_gives_the_same_verdicts_with_and_without_bytecode(
 def test_no_bytecode_for_node_seeds(cache_dir, sandbox, tmp_path):
     seed = acquire(SEEDS / "tinyjs", cache_dir=cache_dir)
     env = build_environment(seed.manifest, cache_dir=cache_dir)
-    assert build_bytecode(seed, env, sandbox, limits=LIMITS, cache_dir=tmp_path) is None
+    assert (
+        build_bytecode(
+            seed,
+            env,
+            sandbox,
+            adapter=adapter_for(seed.manifest),
+            limits=LIMITS,
+            cache_dir=tmp_path,
+        )
+        is None
+    )

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.files import copy_tree
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import adapter_for, build_environment
 from taskmint.runners import run_tests
 from taskmint.validate import run_baseline, validate_candidate
 from tests.conftest import LIMITS, SEEDS
@@ -43,7 +43,17 @@ def test_declared_order_alone_would_miss_them(flaky, sandbox, tmp_path):
     for i in range(2):
         ws = tmp_path / f"ws{i}"
         copy_tree(Path(seed.root), ws, seed.files)
-        maps.append(run_tests(sandbox, ws, seed.manifest, env, limits=LIMITS, seed=0).outcome_map())
+        maps.append(
+            run_tests(
+                sandbox,
+                ws,
+                seed.manifest,
+                env,
+                adapter=adapter_for(seed.manifest),
+                limits=LIMITS,
+                seed=0,
+            ).outcome_map()
+        )
         shutil.rmtree(ws)
     assert maps[0]["tests/test_flaky.py::test_order_needs_state"] == "passed"
     assert maps[0]["tests/test_flaky.py::test_shared_first"] == "passed"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import build_environment
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, SeedApp
 from taskmint.runners.adapters import inside_dir

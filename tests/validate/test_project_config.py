@@ -21,10 +21,11 @@ from packaging.version import Version
 from taskmint.acquire import acquire
 from taskmint.config import Limits
 from taskmint.consumer import verify
-from taskmint.envs import build_environment, venv
+from taskmint.envs import venv
 from taskmint.excise import excise
 from taskmint.index import index_seed
-from taskmint.pipeline import mint_candidate, older_pytest
+from taskmint.languages import build_environment
+from taskmint.pipeline import fallback_manifest, mint_candidate
 from taskmint.records import RunReport, TestResult
 from taskmint.validate import run_baseline, validate_candidate
 from taskmint.verify.canary import Canaries, canary_verdict
@@ -113,7 +114,7 @@ def test_a_test_no_signal_can_stop_is_excluded_and_the_seed_kept(cache_dir, sand
     assert baseline.collected == 3
 
 
-def test_a_suite_that_breaks_on_pytest_itself_runs_under_an_older_pytest(cache_dir, sandbox):
+def test_a_suite_that_breaks_on_pytest_itself_runs_under_an_fallback_manifest(cache_dir, sandbox):
     seed = acquire(SEEDS / "oldhooks", cache_dir=cache_dir)
     env = build_environment(seed.manifest, cache_dir=cache_dir)
     baseline = run_baseline(seed, env, sandbox, runs=3, limits=LIMITS)
@@ -122,7 +123,7 @@ def test_a_suite_that_breaks_on_pytest_itself_runs_under_an_older_pytest(cache_d
     newest = Version(importlib.metadata.version("pytest"))
     tried = []
     # the refresh flow's steps: older pytests while the suite breaks on pytest itself
-    while (older := older_pytest(seed.manifest, baseline)) is not None:
+    while (older := fallback_manifest(seed.manifest, baseline)) is not None:
         tried.append(older.pytest)
         seed = dataclasses.replace(seed, manifest=older)
         env = build_environment(seed.manifest, cache_dir=cache_dir)
@@ -132,7 +133,7 @@ def test_a_suite_that_breaks_on_pytest_itself_runs_under_an_older_pytest(cache_d
     assert len(baseline.stable_passed) == 2
     # the environment holds the newest pytest of the previous major
     assert f"pytest{seed.manifest.pytest}" in " ".join(venv.test_tools(seed.manifest))
-    assert older_pytest(seed.manifest, baseline) is None
+    assert fallback_manifest(seed.manifest, baseline) is None
 
 
 def test_tasks_of_a_suite_whose_conftest_parametrizes_every_test_verify(

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import build_environment
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, SeedApp
 from taskmint.validate import run_baseline, validate_candidate

@@ -5,10 +5,10 @@ never reports) is invisible to the coverage map, so such a test must be in every
 from __future__ import annotations
 
 from taskmint.acquire import acquire
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import coverage_map
+from taskmint.languages import build_environment
 from taskmint.validate import run_baseline, validate_candidate
 from taskmint.validate.selection import select_tests
 from tests.conftest import LIMITS, SEEDS

@@ -6,9 +6,9 @@ import dataclasses
 
 from taskmint.acquire import acquire
 from taskmint.config import Limits
-from taskmint.envs import build_environment
 from taskmint.excise import excise
 from taskmint.index import index_seed
+from taskmint.languages import build_environment
 from taskmint.records import RunReport, TestResult
 from taskmint.validate import run_baseline, validate_candidate
 from taskmint.validate.baseline import summarize

@@ -7,8 +7,8 @@ import pytest
 
 from taskmint.config import VerifyConfig, load_config
 from taskmint.errors import ManifestError
+from taskmint.languages.python.hidden import choose_hidden, strip_hidden
 from taskmint.patches import unified_diff
-from taskmint.verify.hidden import choose_hidden, strip_hidden
 from taskmint.verify.scan import scan_patch
 
 TESTS = """import pytest

@@ -1,4 +1,6 @@
-"""Reading a seed's `taskmint.toml` and the list of seeds a refresh runs over."""
+"""Reading a seed's `taskmint.toml` (and writing one), and the list of seeds a refresh runs
+over. The manifest's language must have a profile (`taskmint.languages`), whose runner is the
+only one it accepts."""
 
 from __future__ import annotations
 
@@ -9,12 +11,18 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from taskmint.errors import ManifestError
+from taskmint.languages import profile, profiles
 from taskmint.records import SeedManifest
 
-__all__ = ["MANIFEST_NAME", "load_manifest", "load_seed_list", "parse_manifest"]
+__all__ = [
+    "MANIFEST_NAME",
+    "load_manifest",
+    "load_seed_list",
+    "parse_manifest",
+    "render_manifest",
+]
 
 MANIFEST_NAME = "taskmint.toml"
-_RUNNERS = {"python": "pytest", "javascript": "node"}
 
 
 def load_manifest(seed_dir: Path) -> SeedManifest:
@@ -40,11 +48,13 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
     seed = _table(data, "seed", where)
     run = _table(data, "run", where)
     language = _str(seed, "language", where)
-    if language not in _RUNNERS:
-        raise ManifestError(f"{where}: seed.language must be one of {sorted(_RUNNERS)}")
-    runner = run.get("runner", _RUNNERS[language])
-    if runner != _RUNNERS[language]:
-        raise ManifestError(f"{where}: run.runner for {language} must be {_RUNNERS[language]!r}")
+    known = sorted(p.name for p in profiles())
+    if language not in known:
+        raise ManifestError(f"{where}: seed.language must be one of {known}")
+    expected = profile(language).runner
+    runner = run.get("runner", expected)
+    if runner != expected:
+        raise ManifestError(f"{where}: run.runner for {language} must be {expected!r}")
     timeout = run.get("timeout", 120)
     if not isinstance(timeout, int | float) or timeout <= 0:
         raise ManifestError(f"{where}: run.timeout must be a positive number of seconds")
@@ -55,7 +65,7 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
         )
     return SeedManifest(
         name=_str(seed, "name", where),
-        language=language,  # type: ignore[arg-type]
+        language=profile(language).name,
         description=str(seed.get("description", "")),
         source_paths=_paths(seed, "source_paths", where),
         test_paths=_paths(seed, "test_paths", where),
@@ -144,3 +154,38 @@ def _paths(
         if p.is_absolute() or ".." in p.parts:
             raise ManifestError(f"{where}: `{key}` entry {v!r} must stay inside the seed folder")
     return tuple(str(PurePosixPath(v)) for v in value)
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def _toml_list(values: tuple[str, ...]) -> str:
+    return "[" + ", ".join(_toml_str(v) for v in values) + "]"
+
+
+def render_manifest(manifest: SeedManifest, *, origin: str = "") -> str:
+    """The manifest as `taskmint.toml` text (what `parse_manifest` reads back)."""
+    head = "# Detected by taskmint"
+    head += f" from {origin}" if origin else ""
+    head += "; edit and pin it with the seed's `manifest` key.\n"
+    return (
+        head
+        + "[seed]\n"
+        + f"name = {_toml_str(manifest.name)}\n"
+        + f"language = {_toml_str(manifest.language)}\n"
+        + f"description = {_toml_str(manifest.description)}\n"
+        + f"source_paths = {_toml_list(manifest.source_paths)}\n"
+        + f"test_paths = {_toml_list(manifest.test_paths)}\n"
+        + f"dependencies = {_toml_list(manifest.dependencies)}\n"
+        + "\n[run]\n"
+        + f"runner = {_toml_str(manifest.runner)}\n"
+        + f"pythonpath = {_toml_list(manifest.pythonpath)}\n"
+        + f"timeout = {int(manifest.timeout)}\n"
+        + f"test_timeout = {manifest.test_timeout:g}\n"
+        + (f"pytest = {_toml_str(manifest.pytest)}\n" if manifest.pytest else "")
+        + "".join(
+            ("\n[run.plugins]\n" if i == 0 else "") + f"{_toml_str(name)} = {_toml_str(module)}\n"
+            for i, (name, module) in enumerate(manifest.plugins)
+        )
+    )

@@ -15,7 +15,8 @@ folder's own manifest (see `SeedSource.derived_name`); no two seeds of one manif
 name. Every remote source is pinned (a full commit hash, an exact version, an image id at
 acquisition), fetched once into `cache/sources/<key>/tree`, and then snapshotted like a local
 folder, so the same pin always gives the same `snapshot_id` and the same task ids. A tree
-without a `taskmint.toml` gets a detected one (see `taskmint.acquire.detect`), also saved next
+without a `taskmint.toml` gets one detected by its language's profile (`detect_profile`;
+Python's: `taskmint.languages.python.detect`), also saved next
 to the tree for the user to edit and pin.
 """
 
@@ -31,12 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from packaging.utils import canonicalize_name
+
 from taskmint.acquire.archive import safe_extract
-from taskmint.acquire.detect import detect_manifest, normalize_name, render_manifest
-from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest
-from taskmint.acquire.scm_version import write_version_file
+from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest, render_manifest
 from taskmint.acquire.snapshot import snapshot_tree
 from taskmint.errors import ManifestError
+from taskmint.languages import detect_profile, profiles
 from taskmint.records import SeedApp, stable_id
 from taskmint.scratch import make_staging
 
@@ -85,7 +87,7 @@ class SeedSource:
         if self.kind == "path":
             return _manifest_name(Path(self.location) / MANIFEST_NAME) or Path(self.location).name
         if self.kind == "pypi":
-            return normalize_name(self.location)
+            return canonicalize_name(self.location)
         if self.kind == "git":
             parts = [p.removesuffix(".git") for p in re.split(r"[/:]+", self.location) if p]
             last = parts[-1] if parts else ""
@@ -128,7 +130,7 @@ def _check_unique_names(sources: list[SeedSource], path: Path) -> None:
     """Seeds are told apart by name (task ids start with it): no two may share one."""
     seen: dict[str, SeedSource] = {}
     for source in sources:
-        key = normalize_name(source.name)
+        key = canonicalize_name(source.name)
         if key in seen:
             raise ManifestError(
                 f"{path}: seeds {seen[key].label!r} and {source.label!r} are both named "
@@ -285,7 +287,8 @@ def _pin_manifest(source: SeedSource, tree: Path, work: Path) -> None:
     if target.is_file():
         return
     description = f"{source.label}, detected layout"
-    manifest = detect_manifest(tree, name=source.name, description=description)
+    language = detect_profile(tree, name=source.name)
+    manifest = language.detect_manifest(tree, name=source.name, description=description)
     text = render_manifest(manifest, origin=source.label)
     target.write_text(text, encoding="utf-8")
     (work / "taskmint.detected.toml").write_text(text, encoding="utf-8")
@@ -330,20 +333,21 @@ def _fetch_git(source: SeedSource, tree: Path, work: Path) -> None:
     if not src.is_dir():
         raise SourceError(f"{source.location}@{source.ref[:12]} has no folder {source.subdir!r}")
     shutil.copytree(src, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    # the version module its build would generate from the tags (`_version.py`), which the
-    # package imports and git does not hold
+    # what its build would generate from the tags (Python: the `_version.py` the package
+    # imports), which git does not hold: each language fills in its own
     describe = _run(
         [git, "describe", "--tags", "--long", "--always", "--abbrev=7"], "describe", cwd=clone
     )
     if "-" not in describe.strip():  # no tag: `--always` gives the bare hash
         count = _run([git, "rev-list", "--count", "HEAD"], "count commits", cwd=clone)
         describe = f"{count.strip()}-g{describe.strip()}"
-    write_version_file(tree, describe)
+    for language in profiles():
+        language.complete_checkout(tree, describe)
 
 
 def _fetch_pypi(source: SeedSource, tree: Path, sdists: Path) -> None:
     """Download the sdist (never a wheel: wheels rarely ship tests) and unpack it safely."""
-    folder = sdists / f"{normalize_name(source.location)}-{source.ref}"
+    folder = sdists / f"{canonicalize_name(source.location)}-{source.ref}"
     archives = _sdist_files(folder)
     if not archives:
         folder.mkdir(parents=True, exist_ok=True)

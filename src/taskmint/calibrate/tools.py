@@ -20,6 +20,7 @@ from typing import Any
 
 from taskmint.config import Limits
 from taskmint.errors import PatchError, SandboxError
+from taskmint.languages import adapter_for
 from taskmint.patches import apply_patch, unified_diff
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners import run_tests
@@ -178,7 +179,13 @@ class SandboxTests:
         try:
             shutil.copytree(workspace, copy / "ws", symlinks=True)
             report = run_tests(
-                self.sandbox, copy / "ws", self.manifest, self.env, limits=self.limits, test_ids=ids
+                self.sandbox,
+                copy / "ws",
+                self.manifest,
+                self.env,
+                adapter=adapter_for(self.manifest),
+                limits=self.limits,
+                test_ids=ids,
             )
         except SandboxError as exc:
             return f"error: the tests could not be run: {exc}"

@@ -9,8 +9,8 @@ from types import ModuleType
 from taskmint.acquire.sources import acquire_source, load_seed_sources
 from taskmint.cli.display import emit_json
 from taskmint.config import PipelineConfig
-from taskmint.envs import build_environment
 from taskmint.errors import TaskmintError
+from taskmint.languages import build_environment
 
 try:  # the docker backend: `pip install 'taskmint[docker]'`
     from taskmint.sandbox.docker import base_image, images

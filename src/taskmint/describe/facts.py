@@ -11,16 +11,15 @@ only here (the structural reading), by the hints' outline and by the leak check.
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import functools
 import re
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskmint import pyast
-from taskmint.index import index_python_source, index_source
+from taskmint.index import units_of_file
 from taskmint.index.python import SourceSkipped
+from taskmint.languages import Shape, profile
 from taskmint.records import Candidate, Language, SeedApp, Strategy, Unit, Verdict
 
 __all__ = ["Facts", "Shape", "UnitFacts", "gather_facts", "shape_of"]
@@ -68,30 +67,6 @@ class UnitFacts:
     def owner(self) -> str | None:
         """The class a method belongs to, if any."""
         return self.qualname.rsplit(".", 1)[0] if "." in self.qualname else None
-
-    @property
-    def module(self) -> str:
-        """The dotted module name of `file` (Python) or the file itself (other languages)."""
-        if self.file.endswith(".py"):
-            mod = self.file[: -len(".py")].replace("/", ".")
-            return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
-        return self.file
-
-
-@dataclass(**_FROZEN)
-class Shape:
-    """A coarse reading of the removed code: counts and names, never whole lines."""
-
-    loops: int = 0
-    branches: int = 0
-    handlers: int = 0  # except / catch clauses
-    returns: bool = False
-    yields: bool = False
-    raises: tuple[str, ...] = ()  # exception classes raised
-    calls: tuple[str, ...] = ()  # names called (functions and methods), first-seen order
-    names: tuple[str, ...] = ()  # other identifiers used, sorted
-    recursion: bool = False
-    comprehensions: int = 0
 
 
 @dataclass(**_FROZEN)
@@ -150,9 +125,8 @@ def _index_snapshot_file(
 ) -> tuple[Unit, ...]:
     try:
         data = (Path(root) / file).read_bytes()
-        if language == "python":  # as the index stage did: its units are reused
-            return tuple(index_python_source(file, data, snapshot_id=snapshot_id))
-        return tuple(index_source(language, file, data))
+        # as the index stage did (the language's engine): its units are reused
+        return tuple(units_of_file(language, file, data, snapshot_id=snapshot_id))
     except (OSError, SourceSkipped, ValueError, RecursionError, UnicodeDecodeError):
         return ()
 
@@ -192,7 +166,11 @@ def _units(candidate: Candidate, seed: SeedApp | None) -> tuple[UnitFacts, ...]:
         if unit is not None:
             signature, doc, decorators = unit.signature, unit.docstring, unit.decorators
         elif class_line is not None:  # strategy `feature` lists the classes it removed whole
-            doc = _class_docstring(seed, file, qual)
+            doc = (
+                profile(candidate.language).class_docstring(Path(seed.root), file, qual)
+                if seed is not None
+                else None
+            )
             out.append(
                 UnitFacts(
                     file=file, qualname=qual, kind="class", signature=class_line, docstring=doc
@@ -244,48 +222,6 @@ def _class_header(candidate: Candidate, qual: str) -> str | None:
     return written.group(1).rstrip().rstrip(":").rstrip() if written else None
 
 
-def _class_docstring(seed: SeedApp | None, file: str, qual: str) -> str | None:
-    """The docstring of top-level class `qual` in the original `file` (Python)."""
-    if seed is None or not file.endswith(".py"):
-        return None
-    try:
-        tree = pyast.parse((Path(seed.root) / file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == qual:
-            return ast.get_docstring(node)
-    return None
-
-
-def _test_docs(tests: tuple[str, ...], seed: SeedApp | None) -> tuple[tuple[str, str], ...]:
-    """(test id, the first line of its docstring) for failing tests that have one."""
-    if seed is None:
-        return ()
-    wanted: dict[str, set[str]] = {}
-    for test in tests:
-        path, _, rest = test.partition("::")
-        wanted.setdefault(path, set()).add(rest.split("::")[-1].split("[")[0])
-    docs: dict[tuple[str, str], str] = {}
-    for path, names in wanted.items():
-        try:
-            tree = pyast.parse((Path(seed.root) / path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in names:
-                doc = ast.get_docstring(node)
-                if doc and doc.strip():
-                    docs[(path, node.name)] = doc.strip().splitlines()[0].strip()
-    out: list[tuple[str, str]] = []
-    for test in tests:
-        path, _, rest = test.partition("::")
-        doc = docs.get((path, rest.split("::")[-1].split("[")[0]))
-        if doc and all(doc != d for _, d in out):
-            out.append((test, doc))
-    return tuple(out[: _MAX_MESSAGES * 2])
-
-
 def _entry_points(
     tests: tuple[str, ...], units: tuple[UnitFacts, ...], seed: SeedApp | None
 ) -> tuple[str, ...]:
@@ -331,9 +267,11 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
     }
     removed = {(f, line) for f, a, b in candidate.spans for line in range(a, b + 1)}
     roots = tuple(p.rstrip("/") + "/" for p in seed.manifest.source_paths)
+    language = profile(candidate.language)
+    brace_methods = language.brace_methods
     found: list[str] = []
     for rel in seed.files:
-        if not rel.startswith(roots) or not rel.endswith((".py", ".js", ".mjs", ".ts")):
+        if not rel.startswith(roots) or not rel.endswith(language.extensions):
             continue
         try:
             text = (Path(seed.root) / rel).read_text(encoding="utf-8")
@@ -351,7 +289,7 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
             while stack and stack[-1][0] >= indent and (rel, no) not in removed:
                 stack.pop()
             head = _DEF_LINE.match(line)
-            if head is None and candidate.language != "python":
+            if head is None and brace_methods:
                 method = _JS_METHOD.match(line)
                 if method and method.group(1) not in KEYWORDS | {"if", "for", "while"}:
                     head = method
@@ -366,60 +304,6 @@ def _callers(candidate: Candidate, seed: SeedApp | None, units: tuple[UnitFacts,
                 if entry not in found:
                     found.append(entry)
     return sorted(found)[:_MAX_CALLERS]
-
-
-def _python_shape(code: str) -> Shape | None:
-    try:
-        tree = pyast.parse(textwrap.dedent(code))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    loops = branches = handlers = comps = 0
-    returns = yields = False
-    raises: list[str] = []
-    calls: list[str] = []
-    names: set[str] = set()
-    defined: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.For | ast.While | ast.AsyncFor):
-            loops += 1
-        elif isinstance(node, ast.If | ast.IfExp | ast.Match):
-            branches += 1
-        elif isinstance(node, ast.ExceptHandler):
-            handlers += 1
-        elif isinstance(node, ast.Return) and node.value is not None:
-            returns = True
-        elif isinstance(node, ast.Yield | ast.YieldFrom):
-            yields = True
-        elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            comps += 1
-        elif isinstance(node, ast.Raise) and node.exc is not None:
-            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            label = ast.unparse(exc)
-            if label not in raises:
-                raises.append(label)
-        elif isinstance(node, ast.Call):
-            func = node.func
-            label = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if label and label not in calls:
-                calls.append(label)
-        elif isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defined.add(node.name)
-    return Shape(
-        loops=loops,
-        branches=branches,
-        handlers=handlers,
-        returns=returns,
-        yields=yields,
-        raises=tuple(raises),
-        calls=tuple(c for c in calls if c not in raises),
-        names=tuple(sorted(n for n in names - set(calls) - set(raises) if n not in KEYWORDS)),
-        recursion=bool(defined & set(calls)),
-        comprehensions=comps,
-    )
 
 
 def _regex_shape(code: str) -> Shape:
@@ -457,12 +341,12 @@ def _regex_shape(code: str) -> Shape:
 
 
 def shape_of(code: str, language: Language) -> Shape:
-    """Loops, branches, raised exceptions, calls and names of `code` (Python via `ast`)."""
-    if language == "python":
-        parsed = _python_shape(code)
-        if parsed is not None:
-            return parsed
-    return _regex_shape(code)
+    """Loops, branches, raised exceptions, calls and names of `code`: read from its syntax
+    tree by its language's profile (Python's `ast`), else line by line."""
+    parsed = profile(language).shape(code)
+    if parsed is None:
+        return _regex_shape(code)
+    return dataclasses.replace(parsed, names=tuple(n for n in parsed.names if n not in KEYWORDS))
 
 
 def _messages(verdict: Verdict) -> tuple[tuple[str, str], ...]:
@@ -509,6 +393,10 @@ def gather_facts(
         removed_lines=sum(1 for ln in candidate.removed_code.splitlines() if ln.strip()),
         spans=candidate.spans,
         whole_class=_whole_class(candidate),
-        test_docs=_test_docs(verdict.fail_to_pass, seed) if candidate.language == "python" else (),
+        test_docs=(
+            profile(candidate.language).test_docs(Path(seed.root), verdict.fail_to_pass)
+            if seed is not None
+            else ()
+        ),
         entry_points=_entry_points(verdict.fail_to_pass, units, seed),
     )

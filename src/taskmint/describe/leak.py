@@ -12,13 +12,11 @@ a call or a literal): this is what keeps the last hint's outline an outline.
 
 from __future__ import annotations
 
-import ast
 import re
-import textwrap
 from dataclasses import dataclass
 
-from taskmint import pyast
 from taskmint.describe.facts import KEYWORDS
+from taskmint.languages import profile
 from taskmint.records import Language
 
 __all__ = ["DEFAULT_MIN_TOKENS", "Leak", "LeakChecker", "find_leaks", "tokens"]
@@ -64,36 +62,6 @@ class Leak:
         """A one-line reason."""
         what = "a line" if self.kind == "line" else "a complete line"
         return f"the {self.where} contains {what} of the removed code: {self.line.strip()!r}"
-
-
-def _python_interface_lines(code: str) -> set[int] | None:
-    """0-based lines of `code` that are docstrings or definition headers (None: no parse)."""
-    dedented = textwrap.dedent(code)
-    try:
-        tree = pyast.parse(dedented)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            body_first = node.body[0].lineno if node.body else node.lineno
-            out.update(range(first - 1, max(first, body_first - 1)))
-            doc = node.body[0] if node.body else None
-            if (
-                isinstance(doc, ast.Expr)
-                and isinstance(doc.value, ast.Constant)
-                and isinstance(doc.value.value, str)
-            ):
-                out.update(range(doc.lineno - 1, (doc.end_lineno or doc.lineno)))
-    top = tree.body[0] if tree.body else None
-    if (
-        isinstance(top, ast.Expr)
-        and isinstance(top.value, ast.Constant)
-        and isinstance(top.value.value, str)
-    ):
-        out.update(range(top.lineno - 1, (top.end_lineno or top.lineno)))
-    return out
 
 
 def _depth(line: str) -> int:
@@ -157,7 +125,7 @@ class LeakChecker:
         min_tokens: int = DEFAULT_MIN_TOKENS,
     ) -> None:
         lines = removed_code.splitlines()
-        interface = _python_interface_lines(removed_code) if language == "python" else None
+        interface = profile(language).interface_lines(removed_code)
         if interface is None:
             interface = _heuristic_interface_lines(lines)
         protected: dict[str, str] = {}

@@ -19,6 +19,7 @@ import textwrap
 
 from taskmint.describe.facts import Facts, UnitFacts
 from taskmint.describe.outline import outline
+from taskmint.languages import profile
 from taskmint.records import STATEMENT_STYLES, StatementStyle, as_statement_style
 
 __all__ = ["HINT_LEVELS", "LEVELS", "STYLES", "behaviour_statement", "hints_for", "statement_for"]
@@ -48,13 +49,19 @@ def _kind_word(facts: Facts) -> str:
     return facts.main.kind
 
 
-def _where(unit: UnitFacts) -> str:
+def _module(facts: Facts, file: str) -> str | None:
+    """The module `file` is imported as, when its language names modules (Python)."""
+    return profile(facts.language).module_name(file)
+
+
+def _where(unit: UnitFacts, facts: Facts) -> str:
     if unit.kind == "method" and unit.owner:
         return f"a method of the class `{unit.owner}` in `{unit.file}`"
     if unit.kind == "class":
         return f"a class at the top level of `{unit.file}`"
-    if unit.file.endswith(".py"):
-        return f"a function at the top level of `{unit.file}` (module `{unit.module}`)"
+    module = _module(facts, unit.file)
+    if module is not None:
+        return f"a function at the top level of `{unit.file}` (module `{module}`)"
     return f"a function at the top level of `{unit.file}`"
 
 
@@ -78,7 +85,7 @@ def _doc(unit: UnitFacts, detail: int) -> str | None:
 def _signature_block(facts: Facts, units: tuple[UnitFacts, ...]) -> list[str]:
     lines = []
     for u in units:
-        if facts.language == "python":
+        if profile(facts.language).shows_decorators:
             lines += [f"@{d}" for d in u.decorators]
         lines.append(u.signature.strip())
     body = "\n".join(lines)
@@ -126,16 +133,17 @@ def _title(facts: Facts, style: StatementStyle) -> str:
 def _intro(facts: Facts, style: StatementStyle) -> str:
     main = facts.main
     qual, kind = main.qualname, main.kind
+    where = _where(main, facts)
     s = facts.strategy
     if style == "issue":
         if s == "stub_body":
             return (
                 f"Calling `{qual}` fails: it throws a not-implemented error where it used to do "
-                f"its job, so everything that relies on it is broken. It is {_where(main)}."
+                f"its job, so everything that relies on it is broken. It is {where}."
             )
         if s in ("remove_function", "remove_method"):
             return (
-                f"The {kind} `{qual}` is gone: it was {_where(main)}, and the rest of the project "
+                f"The {kind} `{qual}` is gone: it was {where}, and the rest of the project "
                 "and its tests still call it, so they fail when they reach it. It needs to be "
                 "added back where the callers expect it."
             )
@@ -153,7 +161,7 @@ def _intro(facts: Facts, style: StatementStyle) -> str:
             )
         if s == "remove_block":
             return (
-                f"`{qual}` ({_where(main)}) still runs, but part of what it should do no longer "
+                f"`{qual}` ({where}) still runs, but part of what it should do no longer "
                 "happens: one block of its body (a branch, a loop or an exception handler) is "
                 "gone, and the tests below catch the difference."
             )
@@ -225,8 +233,9 @@ def _where_section(facts: Facts, detail: int) -> list[str]:
         methods = facts.units[1:]
         if facts.whole_class:
             where = f"goes at the top level of `{cls.file}`"
-            if cls.file.endswith(".py"):
-                where += f" (module `{cls.module}`)"
+            module = _module(facts, cls.file)
+            if module is not None:
+                where += f" (module `{module}`)"
             out.append(
                 f"The class `{cls.qualname}` {where}, declared as below, with "
                 + (f"these {len(methods)} methods:" if methods else "its methods:")
@@ -243,7 +252,7 @@ def _where_section(facts: Facts, detail: int) -> list[str]:
                 out += [f"- `{m.name}`: " + " ".join(doc.split()), ""]
         return out
     for u in units:
-        out.append(f"- `{u.qualname}`: {_where(u)}")
+        out.append(f"- `{u.qualname}`: {_where(u, facts)}")
     out += ["", *_signature_block(facts, units), ""]
     if facts.strategy in ("remove_function", "remove_method"):
         out += [

@@ -1,4 +1,4 @@
-"""Building and caching per-seed environments."""
+"""Building and caching a Python seed's environment: a venv (the Python profile's)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from taskmint.errors import EnvironmentBuildError
 from taskmint.records import Environment, SeedManifest, stable_id
 from taskmint.scratch import make_staging
 
-__all__ = ["base_interpreter", "build_environment", "environment_id", "test_tools"]
+__all__ = ["base_interpreter", "build_venv", "test_tools", "venv_id"]
 
 
 # Bumped whenever the way a venv is built changes, so that cached venvs are rebuilt.
@@ -44,12 +44,9 @@ def test_tools(manifest: SeedManifest | None = None) -> tuple[str, ...]:
     return (f"pytest=={importlib.metadata.version('pytest')}", coverage)
 
 
-def environment_id(manifest: SeedManifest) -> str:
-    """The cache key of a seed's environment: interpreter, dependencies, tool versions, and
-    the seed's own modules (what must not be installed, even when a dependency asks for it)."""
-    if manifest.language == "javascript":
-        node = shutil.which("node") or "node"
-        return "node-" + stable_id("node", os.path.realpath(node), _node_version(node))
+def venv_id(manifest: SeedManifest) -> str:
+    """The cache key of a seed's venv: interpreter, dependencies, tool versions, and the
+    seed's own modules (what must not be installed, even when a dependency asks for it)."""
     interpreter, _ = base_interpreter()
     return "py-" + stable_id(
         _RECIPE,
@@ -61,33 +58,9 @@ def environment_id(manifest: SeedManifest) -> str:
     )
 
 
-def _node_version(node: str) -> str:
-    try:
-        return subprocess.run(
-            [node, "--version"], capture_output=True, text=True, check=True, timeout=30
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise EnvironmentBuildError(
-            f"node is needed for JavaScript seeds but could not run ({exc}); install nodejs"
-        ) from exc
-
-
-def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment:
-    """The `envs` verb: build (or reuse) the environment for a seed's manifest."""
-    env_id = environment_id(manifest)
-    if manifest.language == "javascript":
-        node = shutil.which("node")
-        if node is None:
-            raise EnvironmentBuildError("node not found on PATH; install nodejs (Debian: nodejs)")
-        real = os.path.realpath(node)
-        return Environment(
-            env_id=env_id,
-            kind="node",
-            prefix="",
-            interpreter=real,
-            interpreter_prefix=os.path.dirname(os.path.dirname(real)),
-            python_version="",
-        )
+def build_venv(manifest: SeedManifest, *, cache_dir: Path) -> Environment:
+    """Build (or reuse) the venv of a seed's manifest under `cache_dir/envs/<venv_id>`."""
+    env_id = venv_id(manifest)
     interpreter, interp_prefix = base_interpreter()
     root = Path(cache_dir) / "envs"
     root.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """Choosing which edits to make: the `excise` verb over every strategy and language.
 
-The Python strategies are registered here (`STRATEGIES`, in the order a mixed batch tries
-them; `candidates_for` runs one by name); the tree-sitter languages have their own
-(`excise.treesitter_candidates`).
+Each language's profile names the engine that edits its code (`LanguageProfile.engine`) and
+the strategies that apply. The libcst strategies are registered here (`STRATEGIES`, in the
+order a mixed batch tries them; `candidates_for` runs one by name); the tree-sitter engine has
+its own (`excise.treesitter_candidates`, with the language's syntax).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from taskmint.excise.remove_function import candidates as remove_function
 from taskmint.excise.stub_body import candidates as stub_body
 from taskmint.excise.treesitter_candidates import treesitter_candidates
 from taskmint.index.coverage import CoverageMap
+from taskmint.languages import profile_for_seed
 from taskmint.records import Candidate, CodeIndex, SeedApp, SkippedFile, Strategy, as_strategy
 
 __all__ = ["DEFAULT_STRATEGIES", "STRATEGIES", "ExciseResult", "candidates_for", "excise"]
@@ -41,7 +43,7 @@ _STREAMS: dict[Strategy, _Candidates] = {
     "feature_cluster": feature_cluster,
     "feature": feature,
 }
-# every Python strategy, in the order a mixed batch should try them
+# every libcst strategy, in the order a mixed batch should try them
 STRATEGIES: tuple[Strategy, ...] = tuple(_STREAMS)
 DEFAULT_STRATEGIES = STRATEGIES
 
@@ -80,29 +82,89 @@ def excise(
 ) -> ExciseResult:
     """The `excise` verb: up to `max_candidates` candidates, taken in turn from each strategy.
 
-    Python goes through libcst (`STRATEGIES`: stub a body, remove a function or method,
-    remove a class or most of its methods, remove a block, stub a feature cluster found from
-    the coverage map, remove a whole feature across files, sized by `feature_size`); other
-    languages through tree-sitter byte-range edits (`excise.treesitter_candidates`). Each
-    strategy's stream is seeded by `random_seed` and the snapshot, so the same inputs give the
-    same candidate ids. Candidates outside `knobs` are dropped. An unknown strategy name
-    raises `ValueError`.
+    The seed's language's profile says which engine makes the edits and which of
+    `strategies` apply (the others are passed over for this seed). libcst (Python:
+    `STRATEGIES`): stub a body, remove a function or method, remove a class or most of its
+    methods, remove a block, stub a feature cluster found from the coverage map, remove a
+    whole feature across files, sized by `feature_size`; tree-sitter: byte-range edits
+    (`excise.treesitter_candidates`). Each strategy's stream is seeded by `random_seed` and
+    the snapshot, so the same inputs give the same candidate ids. Candidates outside `knobs`
+    are dropped. An unknown strategy name raises `ValueError`.
     """
     strategies = tuple(as_strategy(s) for s in strategies)
     if knobs is not None and knobs.strategies is not None:
         strategies = tuple(s for s in strategies if s in knobs.strategies)
-    if seed.manifest.language != "python":
-        found, left_out = treesitter_candidates(
-            seed,
-            index.units,
-            max_candidates=max_candidates if knobs is None else max_candidates * 20,
-            random_seed=random_seed,
-            min_body_lines=min_body_lines,
-        )
-        kept = [c for c in found if c.strategy in strategies or c.strategy not in STRATEGIES]
-        if knobs is not None:
-            kept = [c for c in kept if matches(c, knobs)]
-        return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
+    language = profile_for_seed(seed)
+    strategies = tuple(s for s in strategies if s in language.strategies)
+    return _ENGINES[language.engine](
+        seed,
+        index,
+        max_candidates=max_candidates,
+        min_body_lines=min_body_lines,
+        random_seed=random_seed,
+        strategies=strategies,
+        knobs=knobs,
+        coverage=coverage,
+        feature_size=feature_size,
+    )
+
+
+class _Engine(Protocol):
+    def __call__(
+        self,
+        seed: SeedApp,
+        index: CodeIndex,
+        *,
+        max_candidates: int,
+        min_body_lines: int,
+        random_seed: int,
+        strategies: tuple[Strategy, ...],
+        knobs: Knobs | None,
+        coverage: CoverageMap | None,
+        feature_size: FeatureSize | None,
+    ) -> ExciseResult: ...
+
+
+def _tree_sitter(
+    seed: SeedApp,
+    index: CodeIndex,
+    *,
+    max_candidates: int,
+    min_body_lines: int,
+    random_seed: int,
+    strategies: tuple[Strategy, ...],
+    knobs: Knobs | None,
+    coverage: CoverageMap | None,
+    feature_size: FeatureSize | None,
+) -> ExciseResult:
+    """The tree-sitter engine's candidates; a strategy the libcst engine does not know
+    (`remove_method`) is never asked for by name, and always kept."""
+    found, left_out = treesitter_candidates(
+        seed,
+        index.units,
+        max_candidates=max_candidates if knobs is None else max_candidates * 20,
+        random_seed=random_seed,
+        min_body_lines=min_body_lines,
+    )
+    kept = [c for c in found if c.strategy in strategies or c.strategy not in STRATEGIES]
+    if knobs is not None:
+        kept = [c for c in kept if matches(c, knobs)]
+    return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
+
+
+def _libcst(
+    seed: SeedApp,
+    index: CodeIndex,
+    *,
+    max_candidates: int,
+    min_body_lines: int,
+    random_seed: int,
+    strategies: tuple[Strategy, ...],
+    knobs: Knobs | None,
+    coverage: CoverageMap | None,
+    feature_size: FeatureSize | None,
+) -> ExciseResult:
+    """The libcst strategies' streams, taken in turn."""
     ctx = build_context(seed, index, coverage=coverage, min_body_lines=min_body_lines)
     streams: list[Iterator[Candidate | SkippedFile]] = [
         candidates_for(
@@ -133,3 +195,7 @@ def excise(
             else:
                 live.remove(stream)
     return ExciseResult(candidates=tuple(candidates), skipped=tuple(skipped))
+
+
+# a profile's `engine` -> how its candidates are made
+_ENGINES: dict[str, _Engine] = {"libcst": _libcst, "tree-sitter": _tree_sitter}

@@ -1,12 +1,13 @@
-"""Candidates for JavaScript, TypeScript, Go and Rust seeds, from the tree-sitter edits.
+"""Candidates for seeds of tree-sitter languages, from the tree-sitter edits.
 
 `treesitter_candidates` plans every target of each strategy of `excise.treesitter_edits`
 (`stub_body` for functions and methods with bodies of at least `min_body_lines` lines,
-`remove_function` for top-level functions, `remove_method`, `remove_class` for JavaScript and
-TypeScript classes with their methods), orders them deterministically, and fills each
-strategy's share of `max_candidates`, a unit going to one strategy at most. Each edit becomes a
-`Candidate` with both diffs, the removed lines, the span and the static `Features`; `callers`
-is approximated by how often the name occurs elsewhere in the seed's files of the language.
+`remove_function` for top-level functions, `remove_method`, `remove_class` for the classes,
+with their methods, of a language that has them: `TreeSitterSyntax.classes`), orders them
+deterministically, and fills each strategy's share of `max_candidates`, a unit going to one
+strategy at most. Each edit becomes a `Candidate` with both diffs, the removed lines, the span
+and the static `Features`; `callers` is approximated by how often the name occurs elsewhere
+in the seed's files of the language.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from taskmint.excise.treesitter_edits import STRATEGIES, edit_range
 from taskmint.index.python import SourceSkipped, read_source
 from taskmint.index.treesitter_defs import Definition, definitions, signature_text
 from taskmint.index.treesitter_grammars import language_of
+from taskmint.languages import find_syntax
 from taskmint.patches import unified_diff
 from taskmint.records import (
     Candidate,
@@ -122,7 +124,7 @@ def treesitter_candidates(
     `random.Random(f"{random_seed}:{snapshot_id}")`, so reruns give the same candidates. A unit
     is used by one strategy at most. Never raises for a bad target.
     """
-    all_units = [u for u in units if u.language != "python"]
+    all_units = [u for u in units if find_syntax(u.language) is not None]
     root = Path(seed.root)
     skipped: list[SkippedFile] = []
     sources: dict[str, bytes | None] = {}
@@ -144,7 +146,8 @@ def treesitter_candidates(
     for rel in sorted(by_file):
         language = by_file[rel][0].language
         data = source(rel)
-        if data is None or language not in ("javascript", "typescript"):
+        lang = find_syntax(language)
+        if data is None or lang is None or not lang.classes:
             continue
         try:
             found = definitions(language, data, rel)

@@ -1,4 +1,4 @@
-"""Excision for JavaScript, TypeScript, Go and Rust: byte-range edits located with tree-sitter.
+"""Excision for tree-sitter languages: byte-range edits located with tree-sitter.
 
 The `excise` stage's counterpart of the libcst strategies. Every edit replaces or deletes one
 byte range of the file and keeps every other byte as it was: a UTF-8 byte-order mark, CRLF line
@@ -7,12 +7,11 @@ endings, tabs and a missing final newline all survive. Definitions are found by
 same code.
 
 Strategies:
-- `stub_body`: the body becomes a single statement that fails loudly, on its own line one
-  indentation level deeper than the definition, the closing brace at the definition's
-  indentation. JavaScript/TypeScript `throw new Error("not implemented");`, Go
-  `panic("not implemented")`, Rust `todo!()` (the macro meant for code still to be written;
-  it type-checks in any function whose return type is a concrete type). Signature and doc
-  comment stay.
+- `stub_body`: the body becomes a single statement that fails loudly (the language's
+  `TreeSitterSyntax.stub`: JavaScript/TypeScript `throw new Error("not implemented");`, Go
+  `panic("not implemented")`, Rust `todo!()`), on its own line one indentation level deeper
+  than the definition (the body's own indentation, else the syntax's `indent`), the closing
+  brace at the definition's indentation. Signature and doc comment stay.
 - `remove_function`, `remove_method`, `remove_class`: the whole definition goes, with its doc
   comment, decorators/attributes, `export` keyword and one blank line that separated it.
 
@@ -23,11 +22,11 @@ from __future__ import annotations
 
 from taskmint.index.python import SourceSkipped
 from taskmint.index.treesitter_defs import Definition, definitions
+from taskmint.languages import syntax
 from taskmint.records import Language, Strategy
 
 __all__ = [
     "STRATEGIES",
-    "STUB_STATEMENTS",
     "edit_range",
     "remove_class",
     "remove_function",
@@ -35,13 +34,6 @@ __all__ = [
     "stub_body",
 ]
 
-STUB_STATEMENTS = {
-    "javascript": 'throw new Error("not implemented");',
-    "typescript": 'throw new Error("not implemented");',
-    "go": 'panic("not implemented")',
-    "rust": "todo!()",
-}
-_DEFAULT_INDENT = {"javascript": "  ", "typescript": "  ", "go": "\t", "rust": "    "}
 _BOM = b"\xef\xbb\xbf"
 
 STRATEGIES: tuple[Strategy, ...] = ("stub_body", "remove_function", "remove_method", "remove_class")
@@ -103,7 +95,8 @@ def _stub_edit(language: Language, data: bytes, qualname: str, path: str) -> tup
         raise LookupError(f"{qualname!r} has no body to stub")
     own = d.statement or d.node
     indent = _indent_at(data, own.start_byte)
-    unit = _DEFAULT_INDENT[language].encode()
+    lang = syntax(language)
+    unit = lang.indent.encode()
     if b"\t" in indent:
         unit = b"\t"
     first = next(
@@ -114,7 +107,7 @@ def _stub_edit(language: Language, data: bytes, qualname: str, path: str) -> tup
         if inner.startswith(indent) and len(inner) > len(indent):
             unit = inner[len(indent) :]
     nl = _newline_of(data, body.start_byte)
-    stub = STUB_STATEMENTS[language].encode()
+    stub = lang.stub.encode()
     new = b"{" + nl + indent + unit + stub + nl + indent + b"}"
     return body.start_byte, body.end_byte, new
 
@@ -171,7 +164,7 @@ def _removal(
     elif strategy == "remove_method":
         kinds, what = ("method",), "method"
     else:
-        kinds, what = ("function", "method") if language == "go" else ("function",), "function"
+        kinds, what = syntax(language).removable_functions, "function"
     start, end = _removal_range(data, _find(language, data, qualname, kinds, what, path))
     return start, end, b""
 
@@ -191,7 +184,8 @@ def remove_function(language: Language, data: bytes, qualname: str, *, path: str
     """`data` without function `qualname` (its doc comment, `export`, attributes included).
 
     For `export function f` or `export const f = () => ...` the whole export statement goes.
-    Go methods count as functions here too (they are top-level declarations). Raises
+    The unit kinds it takes are the syntax's `removable_functions` (Go methods count as
+    functions: they are top-level declarations). Raises
     `LookupError` if there is no such function or it cannot be removed on its own.
     """
     return _apply(data, _removal(language, data, qualname, "remove_function", path))
@@ -208,7 +202,7 @@ def remove_method(language: Language, data: bytes, qualname: str, *, path: str =
 def remove_class(language: Language, data: bytes, qualname: str, *, path: str = "") -> bytes:
     """`data` without class `qualname`: the declaration, its JSDoc and its `export`.
 
-    Only JavaScript and TypeScript have classes; for Go and Rust this raises `LookupError`
-    like any unknown name.
+    Only languages with classes (`TreeSitterSyntax.classes`: JavaScript and TypeScript) have
+    them; for Go and Rust this raises `LookupError` like any unknown name.
     """
     return _apply(data, _removal(language, data, qualname, "remove_class", path))

@@ -27,10 +27,12 @@ One folder per task, in Harbor's task format:
 - `solution/solve.sh`: applies the gold patch to `/app` (`git apply`, else `patch`, else the
   patched files from `solution/fixed.tar`: the default base image has neither tool).
 
-Python seeds run by pytest and JavaScript seeds run by node are exported (a JavaScript task's
-environment image holds node and a standard-library venv for the grader: `taskmint images
-build`); any other task gets a `HarborExportError`, recorded in `<dest>/.taskmint-export.json`,
-and the rest of the export goes on.
+The tasks of a language whose profile exports to Harbor (`LanguageProfile.harbor`: Python
+seeds run by pytest, JavaScript seeds run by node) are exported; the profile gives the runner's
+part of `task.json` and the tools the digests cover (a JavaScript task's environment image
+holds node and a standard-library venv for the grader: `taskmint images build`). Any other
+task gets a `HarborExportError`, recorded in `<dest>/.taskmint-export.json`, and the rest of
+the export goes on.
 """
 
 from __future__ import annotations
@@ -51,14 +53,14 @@ from typing import Any
 
 from taskmint.config import PipelineConfig
 from taskmint.consumer import workspace
-from taskmint.envs.venv import environment_id
 from taskmint.errors import DatasetError, TaskmintError
 from taskmint.harbor import digest
 from taskmint.harbor.inside import grade
+from taskmint.languages import find_profile, profile_for_seed, profiles
 from taskmint.patches import apply_patch, file_changes
 from taskmint.publish.loader import load_seed, load_tasks, resolve_version
-from taskmint.records import Environment, SeedApp, Task
-from taskmint.runners.adapters import VENV_DIR, NodeAdapter, PytestAdapter, inside_dir
+from taskmint.records import SeedApp, Task
+from taskmint.runners.adapters import VENV_DIR, inside_dir
 from taskmint.sandbox.base import WORKSPACE
 from taskmint.verify import scan
 from taskmint.verify.reward import _protected_files
@@ -382,28 +384,14 @@ fi
 """
 
 
-# the runner each exported language is graded by (the seed's manifest must agree)
-RUNNERS = {"python": "pytest", "javascript": "node"}
-
-
-def _node_interpreter(task: Task, seed: SeedApp) -> str:
-    """The node the task's environment image holds: this machine's, at its real path (where
-    the image puts it), when its environment id is the task's; else `node` on the tests' PATH
-    (an image of the user's, `--base-image`)."""
-    found = shutil.which("node")
-    if found is not None and environment_id(seed.manifest) == task.env_id:
-        return os.path.realpath(found)
-    return "node"
-
-
 def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
     """The grader's `task.json`: the expected ids, the scope, and taskmint's own command line
-    for them (the nonce and selection are the grader's, per run): the pytest adapter's, or
-    the node adapter's (taskmint's node harness over the expected ids' files)."""
+    for them (the nonce and selection are the grader's, per run), as the seed's language's
+    profile gives it (`LanguageProfile.harbor_runner`: the pytest adapter's, or the node
+    harness over the expected ids' files)."""
     manifest = seed.manifest
+    language = profile_for_seed(seed)
     expected = list(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
-    targets = len(dict.fromkeys(t.split("::", 1)[0] for t in expected))
-    first = task.test_paths[0] if task.test_paths else "tests"
     spec: dict[str, Any] = {
         "instance_id": task.instance_id,
         "runner": manifest.runner,
@@ -418,58 +406,19 @@ def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
         "protected_names": sorted(PROTECTED_NAMES),
         "protected_suffixes": sorted(PROTECTED_SUFFIXES),
         "protected_dirs": sorted(_PROTECTED_DIRS),
-        "canary_dir": os.path.dirname(first) if first.endswith(".py") else first.rstrip("/"),
+        "canary_dir": language.canary_folder(task.test_paths),
         "timeout": manifest.timeout,
         "sandbox_uid": SANDBOX_UID,
     }
-    if manifest.runner == "node":
-        node = _node_interpreter(task, seed)
-        env = Environment(
-            env_id=task.env_id,
-            kind="node",
-            prefix="",
-            interpreter=node,
-            interpreter_prefix="",
-            python_version="",
-        )
-        node_input = NodeAdapter().node_input(manifest, env, nonce="", test_ids=tuple(expected))
-        # the grader fills in the nonce, the files, the selection and the workspace per run
-        return {
-            **spec,
-            "node": node_input["node"],
-            "node_input": {"env": node_input["env"]},
-            "env": [list(kv) for kv in NodeAdapter.base_env()],
-        }
-    venv = Environment(
-        env_id=task.env_id,
-        kind="venv",
-        prefix=VENV_DIR,
-        interpreter=f"{VENV_DIR}/bin/python",
-        interpreter_prefix="",
-        python_version="",
-    )
-    argv, env_vars = PytestAdapter().command(manifest, venv, nonce="", test_ids=tuple(expected))
-    options = json.loads(argv[6])
-    options.pop("select_file", None)
-    return {
-        **spec,
-        "python": argv[0],
-        "options": options,
-        "args": list(argv[8 : len(argv) - targets]),
-        "env": [list(kv) for kv in env_vars],
-    }
+    return {**spec, **language.harbor_runner(manifest, env_id=task.env_id, expected=expected)}
 
 
-# the node harness's files (`runners/inside/node_runner.py`)
-NODE_HARNESS = ("node_runner.py", "node_child.mjs", "node_main.mjs")
-
-
-def _manifest(base: str, spec: dict[str, Any], cache: Path) -> dict[str, Any] | None:
+def _manifest(
+    base: str, spec: dict[str, Any], cache: Path, extra_tools: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
     """The digests of the environment image `base` as the task's grader sees it (see
     `taskmint.harbor.digest`); None, with a warning, when they cannot be taken here."""
-    tools = ["bash", "sha256sum"]
-    if spec["runner"] == "node":
-        tools.append(spec["node"])
+    tools = ["bash", "sha256sum", *extra_tools]
     manifest, why = digest.environment_manifest(
         base, python=spec["python"], tools=tools, cache_dir=cache
     )
@@ -483,10 +432,10 @@ def _manifest(base: str, spec: dict[str, Any], cache: Path) -> dict[str, Any] | 
     return manifest
 
 
-def _copy_runner(dest: Path, runner: str) -> None:
-    """taskmint's in-sandbox runner files: the Python ones for pytest, the harness for node."""
+def _copy_runner(dest: Path, patterns: tuple[str, ...]) -> None:
+    """taskmint's in-sandbox runner files that the runner needs (`Adapter.inside_files`: the
+    Python ones for pytest, the harness for node)."""
     src = inside_dir()
-    patterns = NODE_HARNESS if runner == "node" else ("*.py",)
     for path in sorted(p for pattern in patterns for p in src.rglob(pattern)):
         if "__pycache__" in path.parts:
             continue
@@ -512,10 +461,12 @@ def export_task(
     storage_options: dict[str, Any] | None = None,
 ) -> Path:
     """Write one task's Harbor folder `dest/<instance id>` (replacing an older one)."""
-    if task.language not in RUNNERS:
+    language = find_profile(task.language)
+    if language is None or not language.harbor:
+        exported = ", ".join(p.name for p in profiles() if p.harbor)
         raise HarborExportError(
             f"{task.instance_id}: {task.language} tasks cannot be exported to Harbor yet "
-            "(only Python seeds run by pytest and JavaScript seeds run by node are supported)"
+            f"(only {exported} seeds are supported)"
         )
     cache = Path(cache_dir) if cache_dir is not None else PipelineConfig().cache_dir
     if not task.origin:
@@ -523,10 +474,10 @@ def export_task(
     seed = load_seed(
         task.origin, task.snapshot_id, cache_dir=cache, storage_options=storage_options
     )
-    if seed.manifest.runner != RUNNERS[task.language]:
+    if seed.manifest.runner != language.runner:
         raise HarborExportError(
             f"{task.instance_id}: {task.language} seeds run by {seed.manifest.runner} cannot be "
-            f"exported to Harbor yet (only {RUNNERS[task.language]})"
+            f"exported to Harbor yet (only {language.runner})"
         )
     name = _folder_name(task.instance_id)
     base = base_image if base_image is not None else _base_image_tag(task.env_id)
@@ -547,8 +498,8 @@ def export_task(
         _write(tests_dir / "task.json", json.dumps(spec, indent=1, sort_keys=True) + "\n")
         shutil.copyfile(_GRADER, tests_dir / "grade.py")
         shutil.copyfile(scan.__file__, tests_dir / "scan.py")
-        _copy_runner(tests_dir / "runner", spec["runner"])
-        manifest = _manifest(base, spec, cache)
+        _copy_runner(tests_dir / "runner", language.adapter.inside_files)
+        manifest = _manifest(base, spec, cache, language.harbor_tools(spec))
         if manifest is not None:
             _write(tests_dir / "environment.json", json.dumps(manifest, sort_keys=True) + "\n")
             shutil.copyfile(digest.PROBE, tests_dir / "environment.py")

@@ -6,8 +6,9 @@ instruction.md, environment/Dockerfile, tests/test.sh, solution/solve.sh), with 
 1. read: task.toml gives the agent and verifier timeouts (`[agent]`, `[verifier]`
    `timeout_sec`), the build timeout and the resources (`[environment]` `build_timeout_sec`,
    `cpus`, `memory_mb`); Harbor's defaults where a key is missing.
-2. build: environment/ is built into an image tagged by the hash of its content
-   (`taskmint-harbor:<hash>`), reused when present. Its FROM must name an image on this machine.
+2. build: environment/ is built into an image tagged by the hash of its content and of the ids
+   of the images it builds FROM (`taskmint-harbor:<hash>`), reused when present: a base rebuilt
+   under the same tag gives a new tag. Its FROM must name an image on this machine.
 3. start: a container from that image with the network off (`network_mode="none"`), the task's
    cpu and memory limits and an idle keeper as pid 1; /logs/agent and /logs/verifier are made.
 4. agent: "oracle" copies solution/ to /solution and runs `bash /solution/solve.sh`; "nop" does
@@ -269,9 +270,36 @@ def _artifacts(path: Path, value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def image_tag(environment_dir: Path) -> str:
-    """The image tag of an environment folder: a hash of its files' paths, modes and bytes."""
+def base_images(environment_dir: Path) -> list[str]:
+    """The images the folder's Dockerfile builds FROM (stage names and `scratch` left out)."""
+    dockerfile = Path(environment_dir) / "Dockerfile"
+    try:
+        lines = dockerfile.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    stages: set[str] = set()
+    out: list[str] = []
+    for line in lines:
+        words = line.split()
+        if len(words) < 2 or words[0].upper() != "FROM":
+            continue
+        args = [w for w in words[1:] if not w.startswith("--")]
+        if not args:
+            continue
+        if args[0].lower() not in stages and args[0] != "scratch":
+            out.append(args[0])
+        if len(args) >= 3 and args[1].upper() == "AS":
+            stages.add(args[2].lower())
+    return out
+
+
+def image_tag(environment_dir: Path, base_ids: Sequence[str] = ()) -> str:
+    """The image tag of an environment folder: a hash of its files' paths, modes and bytes, and
+    of `base_ids`, the ids of the images it builds FROM (a base rebuilt under the same tag
+    gives another tag: an image built on the old one is not reused)."""
     digest = hashlib.sha256(f"taskmint-harbor-env {_RECIPE}\n".encode())
+    for base in base_ids:
+        digest.update(f"B {base}\n".encode())
     root = Path(environment_dir)
     for path in sorted(root.rglob("*"), key=lambda p: p.relative_to(root).as_posix()):
         rel = path.relative_to(root).as_posix()
@@ -513,7 +541,11 @@ class _Trial:
     def _build(self, settings: TaskSettings, folder: str = "environment") -> str:
         """The image of `folder` (environment/, or tests/ for a separate verifier's own)."""
         context = self.task_dir / folder
-        tag = image_tag(context)
+        bases = []
+        for base in base_images(context):
+            info = image_exists(self.client, base)
+            bases.append(str(info["Id"]) if info is not None else base)
+        tag = image_tag(context, bases)
         key = "build" if folder == "environment" else f"build {folder}"
         if folder == "environment":
             self.result.image = tag

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ import coverage
 
 from taskmint.config import Limits
 from taskmint.files import copy_tree
-from taskmint.records import Environment, SeedApp, stable_id
+from taskmint.languages import adapter_for
+from taskmint.records import Environment, RunReport, SeedApp, stable_id
 from taskmint.runners import bytecode as snapshot_bytecode
 from taskmint.runners import run_tests
 from taskmint.runners.adapters import runner_fingerprint
@@ -315,6 +316,21 @@ def _read_v8(folder: Path, seed: SeedApp, tests: tuple[str, ...]) -> CoverageMap
     )
 
 
+def _read_coverage_py(db: Path, seed: SeedApp, report: RunReport) -> CoverageMap:
+    return _read(db, seed.snapshot_id)
+
+
+def _read_v8_folder(folder: Path, seed: SeedApp, report: RunReport) -> CoverageMap:
+    return _read_v8(folder, seed, tuple(r.test_id for r in report.results))
+
+
+# the coverage a runner leaves (`Adapter.coverage_format`) -> how it becomes a map
+_READERS: dict[str, Callable[[Path, SeedApp, RunReport], CoverageMap]] = {
+    "coverage.py": _read_coverage_py,
+    "v8": _read_v8_folder,
+}
+
+
 def coverage_map(
     seed: SeedApp,
     env: Environment,
@@ -326,6 +342,9 @@ def coverage_map(
 ) -> CoverageMap | None:
     """The coverage map of `seed` (None when it cannot be had: the run failed), over the
     tests `tests` (None: the whole suite; `Baseline.full_request` leaves out tests that hung)."""
+    adapter = adapter_for(seed.manifest)
+    if adapter.coverage_format not in _READERS:
+        return None  # a runner whose coverage no reader here understands: no map
     cache_file = None
     if cache_dir is not None:
         # -m2: single-module seeds are measured through their folder (maps before were empty);
@@ -345,7 +364,9 @@ def coverage_map(
     # for the same folder). Which lines run does not depend on it: a pyc is the compiled source
     # it is checked against (see `taskmint.runners.bytecode`).
     bytecode = (
-        snapshot_bytecode.build_bytecode(seed, env, sandbox, limits=limits, cache_dir=cache_dir)
+        snapshot_bytecode.build_bytecode(
+            seed, env, sandbox, adapter=adapter, limits=limits, cache_dir=cache_dir
+        )
         if cache_dir is not None
         else None
     )
@@ -356,14 +377,18 @@ def coverage_map(
         snapshot_bytecode.install_bytecode(ws, bytecode)
         db = work / "coverage.db"
         report = run_tests(
-            sandbox, ws, seed.manifest, env, limits=limits, coverage_out=db, test_ids=tests
+            sandbox,
+            ws,
+            seed.manifest,
+            env,
+            adapter=adapter,
+            limits=limits,
+            coverage_out=db,
+            test_ids=tests,
         )
         if not report.complete or not db.exists():
             return None
-        if seed.manifest.runner == "node":
-            cmap = _read_v8(db, seed, tuple(r.test_id for r in report.results))
-        else:
-            cmap = _read(db, seed.snapshot_id)
+        cmap = _READERS[adapter.coverage_format](db, seed, report)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if cache_file is not None:

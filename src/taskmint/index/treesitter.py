@@ -1,6 +1,7 @@
-"""Indexing JavaScript, TypeScript, Go and Rust sources with tree-sitter.
+"""Indexing sources with tree-sitter: the `index` stage's reader for the tree-sitter engine.
 
-The `index` stage's reader for every language but Python. It produces the same `Unit` records
+The reader of every language whose profile reads code with tree-sitter (JavaScript; and the
+files of TypeScript, Go and Rust). It produces the same `Unit` records
 as the libcst indexer: functions and methods with their spans, signature, doc comment,
 complexity and body size. Grammars and parsing live in `index.treesitter_grammars`; the
 definition locator, which the tree-sitter edits of `excise` share, in `index.treesitter_defs`.
@@ -9,16 +10,9 @@ Complexity is counted by a sweep over decision points, without recursion. Files 
 used (syntax errors, minified, huge, binary, generated) raise `SourceSkipped` with a reason,
 which `index_files` turns into a `SkippedFile`.
 
-Units per language:
-- javascript/typescript: function and generator declarations, class methods (getters, setters,
-  static and private ones; object-literal methods are left out), arrow functions and function
-  expressions assigned to a module-level const/let/var, and `export default function`.
-  Qualnames nest through classes and functions ("Class.method", "outer.inner"); a TypeScript
-  namespace adds its name. Overload signatures and abstract methods have no body and no unit.
-- go: functions, and methods as "Receiver.Method" (pointer and type parameters dropped).
-- rust: functions and methods as "Type.method" for inherent and trait impls alike, trait default
-  methods as "Trait.method", and module nesting ("tests.helper"). Attributes (`#[inline]`)
-  count like Python decorators: they are in `decorators` and in the span.
+Which nodes are units, per language, is the language's syntax (`TreeSitterSyntax.classify`:
+JavaScript's in `languages.javascript.syntax`, TypeScript's, Go's and Rust's in
+`languages.grammars`).
 """
 
 from __future__ import annotations

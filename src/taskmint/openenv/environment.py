@@ -35,11 +35,12 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from taskmint.calibrate.tools import TOOL_SPECS, SandboxTests, Toolbox, workspace_diff
 from taskmint.consumer import verify, workspace
 from taskmint.errors import SandboxError
+from taskmint.languages import adapter_for
 from taskmint.openenv.catalog import TaskCatalog, UnknownSplitError
 from taskmint.openenv.models import TaskmintAction, TaskmintObservation, TaskmintState
 from taskmint.records import Environment as SeedEnvironment
 from taskmint.records import SeedApp, Task
-from taskmint.runners.adapters import VENV_DIR, Adapter, adapter_for
+from taskmint.runners.adapters import VENV_DIR, Adapter
 from taskmint.sandbox.base import WORKSPACE, RunSpec
 from taskmint.scratch import make_scratch
 

@@ -21,7 +21,7 @@ from taskmint.pipeline.harder import Budget, HarderRequest, HarderResult
 from taskmint.pipeline.mint import MintResult, mint_candidate, result_store
 from taskmint.pipeline.progress import NullProgress, Progress, reporting
 from taskmint.pipeline.refresh import RefreshResult, SeedOutcome, mint_seed
-from taskmint.pipeline.seed import PreparedSeed, older_pytest, prepare_seed, test_command
+from taskmint.pipeline.seed import PreparedSeed, fallback_manifest, prepare_seed, test_command
 from taskmint.pipeline.steps import Executor, LocalExecutor, Step, step, step_of
 from taskmint.pipeline.summary import SeedSummary, summarize_seed
 
@@ -45,10 +45,10 @@ __all__ = [
     "calibrate_with_models",
     "describe_error",
     "failure_verdict",
+    "fallback_manifest",
     "is_infrastructure_error",
     "mint_candidate",
     "mint_seed",
-    "older_pytest",
     "prepare_seed",
     "reporting",
     "result_store",

@@ -20,8 +20,8 @@ from taskmint.calibrate import (
     overall_band,
 )
 from taskmint.config import PipelineConfig
-from taskmint.envs import build_environment
 from taskmint.errors import TaskmintError
+from taskmint.languages import build_environment
 from taskmint.pipeline.mint import result_store
 from taskmint.pipeline.progress import current
 from taskmint.pipeline.seed import PreparedSeed

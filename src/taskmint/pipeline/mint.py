@@ -23,6 +23,7 @@ from taskmint.describe import Rewriter, describe, load_rewriter
 from taskmint.errors import SandboxError, TaskmintError
 from taskmint.excise.feature import MAX_FAILING_SHARE
 from taskmint.index.coverage import CoverageMap
+from taskmint.languages import profile_for_seed
 from taskmint.pipeline.failures import INFRA_RETRIES, failure_verdict
 from taskmint.pipeline.seed import PreparedSeed, test_command
 from taskmint.pipeline.slots import slot
@@ -34,7 +35,6 @@ from taskmint.strength import GENERATOR_VERSION, GateItem, Strength, measure_str
 from taskmint.validate import Baseline, validate_batch, validate_candidate
 from taskmint.validate.leak import scan_for_leaks
 from taskmint.verify import Grader
-from taskmint.verify.hidden import choose_hidden
 
 __all__ = [
     "MintResult",
@@ -388,7 +388,7 @@ def describe_and_reference(
         statement_issue=description.statement_issue,
         statement_source=description.source,
         statement_level=description.level,
-        hidden_tests=choose_hidden(
+        hidden_tests=profile_for_seed(seed).hidden_tests(
             verdict.fail_to_pass,
             verdict.pass_to_pass,
             seed=f"{config.random_seed}|{candidate.candidate_id}",

@@ -6,19 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.metadata
 import logging
-import re
 from dataclasses import dataclass
 
-from packaging.version import Version
-
 from taskmint.acquire.sources import SeedSource, acquire_source
-from taskmint.config import MIN_PYTEST, Knobs, PipelineConfig
-from taskmint.envs import build_environment
+from taskmint.config import Knobs, PipelineConfig
 from taskmint.excise import ExciseResult, excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import CoverageMap, coverage_map
+from taskmint.languages import build_environment, profile_for_seed
 from taskmint.pipeline.slots import slot
 from taskmint.pipeline.steps import Executor, step
 from taskmint.records import CodeIndex, Environment, SeedApp, SeedManifest
@@ -32,8 +28,8 @@ __all__ = [
     "build_seed_environment",
     "coverage_run",
     "excise_seed",
+    "fallback_manifest",
     "index_code",
-    "older_pytest",
     "original_runs",
     "prepare_seed",
     "test_command",
@@ -133,42 +129,19 @@ def excise_seed(
     )
 
 
-# What pytest says when a suite breaks on its newer versions rather than on the code: a
-# deprecation that the project's `filterwarnings = error` turns into an error (click 8.4.2 and
-# packaging 26.2 on pytest 9.1+), a hook argument pytest removed (docopt-ng's `path` on 9.0).
-_PYTEST_TROUBLE = re.compile(
-    r"PytestRemovedIn\d+Warning|PytestDeprecationWarning|PluginValidationError"
-    r"|unknown hook|has no argument|argument '\w+' cannot be found"
-)
-
-
-def older_pytest(manifest: SeedManifest, baseline: Baseline) -> SeedManifest | None:
-    """The manifest with an older pytest to run the suite under, when the original runs broke
-    on pytest itself (`_PYTEST_TROUBLE` in a collection error, an exclusion, a plugin error or
-    the refusal), else None. The steps: taskmint's own version, then the newest release of
-    the previous minor (`<9.2` for 9.2.0), then of the previous major (`<9`), never older than
-    `MIN_PYTEST`. A pytest constraint the project declares itself is kept as it is."""
-    texts = [baseline.reason, *baseline.collection_errors, *baseline.plugin_errors]
-    texts += [why for _, why in baseline.excluded]
-    if not any(_PYTEST_TROUBLE.search(t) for t in texts):
-        return None
-    current = Version(importlib.metadata.version("pytest"))
-    steps = [
-        s
-        for s in (f"<{current.major}.{current.minor}", f"<{current.major}")
-        if Version(s[1:]) > Version(MIN_PYTEST)
-    ]
-    if manifest.pytest and manifest.pytest not in steps:
-        return None  # the project's own constraint
-    later = steps[steps.index(manifest.pytest) + 1 :] if manifest.pytest else steps
-    return dataclasses.replace(manifest, pytest=later[0]) if later else None
+def fallback_manifest(manifest: SeedManifest, baseline: Baseline) -> SeedManifest | None:
+    """Another manifest to run the suite under when the original runs broke on the test tool
+    itself, as the seed's language's profile has it (Python: an older pytest, see
+    `PythonProfile.fallback_manifest`), else None. What it reads: the baseline's reason, its
+    collection and plugin errors, and why tests were excluded."""
+    problems = [baseline.reason, *baseline.collection_errors, *baseline.plugin_errors]
+    problems += [why for _, why in baseline.excluded]
+    return profile_for_seed(manifest).fallback_manifest(manifest, problems)
 
 
 def test_command(seed: SeedApp) -> str:
     """The command a person would type to run the seed's tests."""
-    if seed.manifest.runner == "node":
-        return "node --test " + " ".join(seed.manifest.test_paths)
-    return "python -m pytest -p no:cacheprovider " + " ".join(seed.manifest.test_paths)
+    return profile_for_seed(seed).test_command(seed.manifest)
 
 
 def _original(
@@ -196,8 +169,9 @@ def prepare_seed(
 ) -> PreparedSeed | None:
     """Acquire, build, index and run one seed's original suite (see the module docstring).
 
-    A suite that breaks on pytest itself runs again under older pytests (`older_pytest`); the
-    run that keeps the most tests is kept. A suite whose coverage run waited for a test that
+    A suite that breaks on its test tool itself runs again under the manifest its profile
+    falls back to (`fallback_manifest`: older pytests); the run that keeps the most tests is
+    kept. A suite whose coverage run waited for a test that
     hangs gets a coverage run without it. With `languages`, a seed in another language gives
     None. Raises what a step raised (the caller records it as the seed's error).
     """
@@ -207,9 +181,14 @@ def prepare_seed(
     index = ex.call(index_code, seed)
     best = _original(ex, seed, config)
     tried = best
-    while (older := older_pytest(tried[0].manifest, tried[2])) is not None:
+    while (older := fallback_manifest(tried[0].manifest, tried[2])) is not None:
+        runner = older.runner
         log.warning(
-            "[%s] the suite breaks on pytest itself; again under pytest%s", seed.name, older.pytest
+            "[%s] the suite breaks on %s itself; again under %s%s",
+            seed.name,
+            runner,
+            runner,
+            older.pytest,
         )
         tried = _original(ex, dataclasses.replace(seed, manifest=older), config)
         if tried[2].tests_kept > best[2].tests_kept:

@@ -40,7 +40,7 @@ from taskmint.errors import SandboxError
 from taskmint.files import copy_tree
 from taskmint.patches import file_changes
 from taskmint.records import Environment, SeedApp
-from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
+from taskmint.runners.adapters import Adapter, runner_fingerprint
 from taskmint.runners.execute import run_tests
 from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch, make_staging
@@ -59,22 +59,33 @@ def bytecode_dir(seed: SeedApp, env: Environment, cache_dir: Path) -> Path:
 
 
 def build_bytecode(
-    seed: SeedApp, env: Environment, sandbox: Sandbox, *, limits: Limits, cache_dir: Path
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    *,
+    adapter: Adapter,
+    limits: Limits,
+    cache_dir: Path,
 ) -> Path | None:
     """The folder of the snapshot's `__pycache__` files (relative to the tree), made once and
-    cached; None for runners without bytecode, or when the compile run fails (runs then
-    compile from source, as before: slower, never different)."""
-    if not isinstance(adapter_for(seed.manifest), PytestAdapter):
+    cached; None for runners without bytecode (`adapter.compiles` false), or when the compile
+    run fails (runs then compile from source, as before: slower, never different)."""
+    if not adapter.compiles:
         return None
     final = bytecode_dir(seed, env, cache_dir)
     with _BUILDING_LOCK:
         lock = _BUILDING.setdefault(final, threading.Lock())
     with lock:  # the baseline and the coverage run ask at the same time: build it once
-        return final if final.is_dir() else _build(seed, env, sandbox, limits, final)
+        return final if final.is_dir() else _build(seed, env, sandbox, adapter, limits, final)
 
 
 def _build(
-    seed: SeedApp, env: Environment, sandbox: Sandbox, limits: Limits, final: Path
+    seed: SeedApp,
+    env: Environment,
+    sandbox: Sandbox,
+    adapter: Adapter,
+    limits: Limits,
+    final: Path,
 ) -> Path | None:
     final.parent.mkdir(parents=True, exist_ok=True)
     ws = make_scratch("taskmint-compile-")
@@ -88,6 +99,7 @@ def _build(
                 ws,
                 seed.manifest,
                 env,
+                adapter=adapter,
                 limits=limits,
                 compile_bytecode=True,
                 readonly=(),

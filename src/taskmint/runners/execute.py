@@ -11,10 +11,10 @@ from typing import TypeVar
 
 from taskmint.config import Limits
 from taskmint.records import Environment, RunReport, SeedManifest
-from taskmint.runners.adapters import Adapter, PytestAdapter, adapter_for
+from taskmint.runners.adapters import Adapter
 from taskmint.runners.inside.protocol import BatchSpec
 from taskmint.runners.protect import workspace_readonly
-from taskmint.runners.report import BatchReport, parse_pytest_batch
+from taskmint.runners.report import BatchReport
 from taskmint.sandbox.base import RunResult, RunSpec, Sandbox
 from taskmint.scratch import make_scratch
 
@@ -29,6 +29,7 @@ def run_tests(
     manifest: SeedManifest,
     env: Environment,
     *,
+    adapter: Adapter,
     limits: Limits,
     test_ids: tuple[str, ...] | None = None,
     nonce: str | None = None,
@@ -41,7 +42,8 @@ def run_tests(
     compile_bytecode: bool = False,
     keep_workspace: bool = True,
 ) -> RunReport:
-    """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`.
+    """Run the seed's tests over `workspace` (which the run may modify) in `sandbox`, with
+    the seed's runner (`adapter`: its language profile's, `taskmint.languages.adapter_for`).
 
     The report folder is created fresh outside the workspace for each run, and a new nonce
     tags every record, so neither an old report nor one written by the code under test counts.
@@ -63,6 +65,7 @@ def run_tests(
         workspace,
         manifest,
         env,
+        adapter=adapter,
         limits=limits,
         test_ids=test_ids,
         nonce=nonce,
@@ -91,25 +94,30 @@ def run_batch(
     manifest: SeedManifest,
     env: Environment,
     *,
+    adapter: Adapter,
     limits: Limits,
     test_ids: tuple[str, ...] | None,
     batch: BatchSpec,
 ) -> tuple[BatchReport, RunResult]:
     """Collect the files of `test_ids` (None: the whole suite) over `workspace` once and serve
-    `batch`'s runs as forks of that collection (`runners/inside/forked_runs.py`). pytest over
-    the out-of-band channel only: `ValueError` otherwise."""
-    if not isinstance(adapter_for(manifest), PytestAdapter) or not sandbox.supports_channel:
-        raise ValueError("forked runs need pytest and a sandbox with a report channel")
+    `batch`'s runs as forks of that collection (`runners/inside/forked_runs.py`). A runner
+    that `forks` (pytest) over the out-of-band channel only: `ValueError` otherwise."""
+    if not adapter.forks or not sandbox.supports_channel:
+        raise ValueError(
+            f"forked runs need a runner that forks (not {adapter.runner}) and a sandbox with a "
+            "report channel"
+        )
     result, report = _execute(
         sandbox,
         workspace,
         manifest,
         env,
+        adapter=adapter,
         limits=limits,
         test_ids=test_ids,
         keep_workspace=False,
         batch=batch,
-        parse=lambda _adapter, folder, nonce: parse_pytest_batch(folder / "report.jsonl", nonce),
+        parse=lambda adapter, folder, nonce: adapter.parse_batch(folder, nonce),
     )
     return report, result
 
@@ -120,6 +128,7 @@ def _execute(
     manifest: SeedManifest,
     env: Environment,
     *,
+    adapter: Adapter,
     limits: Limits,
     parse: Callable[[Adapter, Path, str], T],
     test_ids: tuple[str, ...] | None = None,
@@ -134,7 +143,6 @@ def _execute(
     keep_workspace: bool = True,
     batch: BatchSpec | None = None,
 ) -> tuple[RunResult, T]:
-    adapter = adapter_for(manifest)
     if readonly is None:
         readonly = workspace_readonly(manifest, workspace)
     nonce = nonce or secrets.token_hex(16)

@@ -28,9 +28,9 @@ from typing import Literal
 from taskmint.config import Limits
 from taskmint.errors import SandboxError
 from taskmint.index.coverage import CoverageMap
+from taskmint.languages import adapter_for, profile_for_file, syntax_for_file
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, Environment, Language, SeedApp, Verdict, stable_id
-from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Sandbox
 from taskmint.strength.mutants import Mutant, gold_lines, mutants_of, sample_mutants
 from taskmint.validate import Baseline, validate_batch
@@ -117,12 +117,14 @@ class Strength:
         return tuple(r for r in self.results if r.status == "survived")
 
 
-def _language(path: str) -> Language:
-    if path.endswith(".py"):
-        return "python"
-    if path.endswith((".ts", ".tsx", ".mts", ".cts")):
-        return "typescript"
-    return "javascript"
+def _language(path: str, seed: SeedApp) -> Language:
+    """The language of a mutated file: its profile's, else its tree-sitter syntax's (a
+    TypeScript file of a JavaScript seed), else the seed's."""
+    found = profile_for_file(path)
+    if found is not None:
+        return found.name
+    syntax = syntax_for_file(path)
+    return syntax.name if syntax is not None else seed.manifest.language
 
 
 def gate_mutants(item: GateItem, seed: SeedApp, n: int) -> list[Mutant]:
@@ -148,7 +150,7 @@ def mutant_candidate(mutant: Mutant, seed: SeedApp) -> Candidate:
         candidate_id=stable_id("mutant", seed.snapshot_id, mutant.key),
         snapshot_id=seed.snapshot_id,
         seed=seed.name,
-        language=_language(mutant.file),
+        language=_language(mutant.file, seed),
         strategy="stub_body",
         units=(unit,),
         files=(mutant.file,),

@@ -15,8 +15,11 @@ import stays as it is), the operators are:
 - `swap_args`: a call's first two positional arguments swapped;
 - `branch`: an `if` (`elif`) condition made `False`, an `else` body emptied.
 
-Python is read with `ast` (its offsets are UTF-8 byte offsets), JavaScript with tree-sitter.
-A Python mutant must `compile`; a JavaScript one must parse without an error node.
+The language's profile says how its code is read: Python with `ast` (its offsets are UTF-8 byte
+offsets), the tree-sitter languages with their grammar, the node kinds and texts of the
+operators coming from their syntax (`TreeSitterSyntax.mutation`: JavaScript's and
+TypeScript's; a language without one has no mutants). A Python mutant must `compile`; a
+tree-sitter one must parse without an error node.
 `sample_mutants` picks at most n of them, deterministic in a seed string (the task's id),
 spread over the operators first and over lines second.
 """
@@ -27,7 +30,7 @@ import ast
 import random
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -35,16 +38,17 @@ from tree_sitter import Node
 from taskmint.index.python import SourceSkipped
 from taskmint.index.treesitter_grammars import language_of
 from taskmint.index.treesitter_grammars import parse as ts_parse
+from taskmint.languages import find_syntax, profile_for_file
 from taskmint.pyast import parse as py_parse
 
 __all__ = [
     "OPERATORS",
     "Mutant",
     "gold_lines",
-    "js_mutants",
     "mutants_of",
     "python_mutants",
     "sample_mutants",
+    "treesitter_mutants",
 ]
 
 OPERATORS = ("compare", "boolean", "constant", "drop", "early_return", "swap_args", "branch")
@@ -60,16 +64,6 @@ _PY_FLIP = {
     "not in": "in",
     "is": "is not",
     "is not": "is",
-}
-_JS_FLIP = {
-    "<": ">=",
-    ">=": "<",
-    ">": "<=",
-    "<=": ">",
-    "==": "!=",
-    "!=": "==",
-    "===": "!==",
-    "!==": "===",
 }
 _PY_OP = re.compile(rb"not\s+in\b|is\s+not\b|<=|>=|==|!=|<|>|\bin\b|\bis\b")
 _SHOWN = 40  # characters of code a description quotes
@@ -467,23 +461,7 @@ def _widened(m: Mutant, first: int, last: int) -> Mutant:
     )
 
 
-# -- JavaScript (tree-sitter) ------------------------------------------------------------------
-
-_FUNCTIONS = {
-    "function_declaration",
-    "generator_function_declaration",
-    "method_definition",
-    "function_expression",
-    "function",
-    "arrow_function",
-    "generator_function",
-}
-_STATEMENTS = {
-    "expression_statement",
-    "throw_statement",
-    "break_statement",
-    "continue_statement",
-}
+# -- tree-sitter languages ---------------------------------------------------------------------
 
 
 def _row(node: Node) -> int:
@@ -494,24 +472,25 @@ def _end_row(node: Node) -> int:
     return int(node.end_point.row) + 1
 
 
-_BLOCKS = {"statement_block", "program", "switch_case", "switch_default", "class_body"}
-
-
-def _statement_of(node: Node) -> Node:
+def _statement_of(node: Node, blocks: frozenset[str]) -> Node:
     """The statement `node` is part of (itself for a statement)."""
     cur = node
-    while cur.parent is not None and cur.parent.type not in _BLOCKS:
+    while cur.parent is not None and cur.parent.type not in blocks:
         cur = cur.parent
     return cur
 
 
-def js_mutants(
-    path: str, data: bytes, lines: set[int], language: str = "javascript"
-) -> list[Mutant]:
-    """Every JavaScript (TypeScript) mutant of `data` inside `lines` whose tree parses without
-    an error node, in file order. Only code inside function bodies is mutated."""
+def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -> list[Mutant]:
+    """Every mutant of `data` (a file of tree-sitter language `language`) inside `lines`
+    whose tree parses without an error node, in file order. Only code inside function bodies
+    is mutated; the node kinds and texts are the syntax's (`TreeSitterSyntax.mutation`), and
+    a language without them has none."""
+    lang = find_syntax(language)
+    spec = lang.mutation if lang is not None else None
+    if spec is None:
+        return []
     try:
-        tree, _ = ts_parse(language, data, path)  # type: ignore[arg-type]
+        tree, _ = ts_parse(language, data, path)
     except (SourceSkipped, ValueError):
         return []
     found: list[Mutant] = []
@@ -537,7 +516,7 @@ def js_mutants(
         before = data[node_start:node_end]
         if before == replacement:
             return
-        stmt = _statement_of(at)
+        stmt = _statement_of(at, spec.blocks)
         found.append(
             Mutant(
                 file=path,
@@ -555,16 +534,16 @@ def js_mutants(
 
     def visit(node: Node, in_body: bool) -> None:
         kind = node.type
-        if kind in _FUNCTIONS:
+        if kind in spec.functions:
             body = node.child_by_field_name("body")
-            if body is not None and body.type == "statement_block":
-                stmts = [c for c in body.named_children if c.type != "comment"]
+            if body is not None and body.type == spec.body:
+                stmts = [c for c in body.named_children if c.type != spec.comment]
                 if stmts:
                     s = stmts[0]
                     add(
                         s.start_byte,
                         s.start_byte,
-                        b"return; ",
+                        spec.early_return,
                         "early_return",
                         s,
                         first=_row(s),
@@ -580,23 +559,28 @@ def js_mutants(
 
     def mutate(node: Node) -> None:
         kind = node.type
-        if kind in _STATEMENTS:
+        if kind in spec.statements:
             expr = node.named_children[0] if node.named_children else None
-            if not (expr is not None and expr.type == "assignment_expression"):
-                add(node.start_byte, node.end_byte, b";", "drop", node)
-        elif kind == "binary_expression":
+            if not (expr is not None and expr.type == spec.assignment):
+                add(node.start_byte, node.end_byte, spec.drop, "drop", node)
+        elif kind == spec.binary:
             op = node.child_by_field_name("operator")
             if op is not None:
                 text = data[op.start_byte : op.end_byte].decode()
-                if text in _JS_FLIP:
-                    add(op.start_byte, op.end_byte, _JS_FLIP[text].encode(), "compare", node)
-                elif text in ("&&", "||"):
-                    other = b"||" if text == "&&" else b"&&"
+                if text in spec.flip:
+                    add(op.start_byte, op.end_byte, spec.flip[text].encode(), "compare", node)
+                elif text in spec.and_or:
+                    first, second = spec.and_or
+                    other = (second if text == first else first).encode()
                     add(op.start_byte, op.end_byte, other, "boolean", node)
-        elif kind == "unary_expression":
+        elif kind == spec.unary:
             op = node.child_by_field_name("operator")
             arg = node.child_by_field_name("argument")
-            if op is not None and arg is not None and data[op.start_byte : op.end_byte] == b"!":
+            if (
+                op is not None
+                and arg is not None
+                and data[op.start_byte : op.end_byte] == spec.negation
+            ):
                 add(
                     node.start_byte,
                     node.end_byte,
@@ -604,39 +588,33 @@ def js_mutants(
                     "boolean",
                     node,
                 )
-        elif kind == "number" and not (
-            node.parent is not None and node.parent.type == "subscript_expression"
+        elif kind == spec.number and not (
+            node.parent is not None and node.parent.type == spec.not_inside
         ):
             text = data[node.start_byte : node.end_byte].decode()
             if re.fullmatch(r"\d+", text):
                 value = int(text)
                 shifted = 1 if value == 0 else 0 if value == 1 else value + 1
                 add(node.start_byte, node.end_byte, str(shifted).encode(), "constant", node)
-        elif kind in ("true", "false"):
-            add(
-                node.start_byte,
-                node.end_byte,
-                b"false" if kind == "true" else b"true",
-                "constant",
-                node,
-            )
-        elif kind == "call_expression":
+        elif kind in spec.booleans:
+            add(node.start_byte, node.end_byte, spec.booleans[kind], "constant", node)
+        elif kind == spec.call:
             args = node.child_by_field_name("arguments")
-            if args is not None and args.type == "arguments":
-                named = [c for c in args.named_children if c.type != "comment"]
-                if len(named) >= 2 and "spread_element" not in (named[0].type, named[1].type):
+            if args is not None and args.type == spec.arguments:
+                named = [c for c in args.named_children if c.type != spec.comment]
+                if len(named) >= 2 and spec.spread not in (named[0].type, named[1].type):
                     a, b = named[0], named[1]
                     ta, tb = data[a.start_byte : a.end_byte], data[b.start_byte : b.end_byte]
                     if ta != tb:
                         mid = data[a.end_byte : b.start_byte]
                         add(a.start_byte, b.end_byte, tb + mid + ta, "swap_args", node)
-        elif kind == "if_statement":
+        elif kind == spec.branch:
             cond = node.child_by_field_name("condition")
             if cond is not None:
                 add(
                     cond.start_byte,
                     cond.end_byte,
-                    b"(false)",
+                    spec.never,
                     "branch",
                     node,
                     first=_row(node),
@@ -644,13 +622,13 @@ def js_mutants(
                 )
             alt = node.child_by_field_name("alternative")
             if alt is not None:
-                inner = [c for c in alt.named_children if c.type != "comment"]
-                if inner and inner[0].type != "if_statement":
+                inner = [c for c in alt.named_children if c.type != spec.comment]
+                if inner and inner[0].type != spec.branch:
                     body = inner[0]
                     add(
                         body.start_byte,
                         body.end_byte,
-                        b"{}",
+                        spec.empty_block,
                         "branch",
                         body,
                         first=_row(body),
@@ -665,7 +643,7 @@ def js_mutants(
             continue
         seen.add(m.key)
         try:
-            ts_parse(language, m.apply(data), path)  # type: ignore[arg-type]
+            ts_parse(language, m.apply(data), path)
         except SourceSkipped:
             continue
         out.append(m)
@@ -675,15 +653,28 @@ def js_mutants(
 # -- choosing ----------------------------------------------------------------------------------
 
 
-def mutants_of(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
-    """The mutants of one file of the original tree inside `lines`, by its language (Python,
-    JavaScript, TypeScript; none for another language)."""
-    if path.endswith(".py"):
-        return python_mutants(path, data, lines)
+def _libcst(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+    return python_mutants(path, data, lines)
+
+
+def _tree_sitter(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
     language = language_of(path)
-    if language in ("javascript", "typescript"):
-        return js_mutants(path, data, lines, language)
-    return []
+    return [] if language is None else treesitter_mutants(path, data, lines, language)
+
+
+# a profile's `engine` -> how a file of its language is mutated
+_MUTATORS: dict[str, Callable[[str, bytes, set[int]], list[Mutant]]] = {
+    "libcst": _libcst,
+    "tree-sitter": _tree_sitter,
+}
+
+
+def mutants_of(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+    """The mutants of one file of the original tree inside `lines`, by its language: its
+    profile's engine (Python's `ast`, or tree-sitter with the language's mutation syntax), a
+    tree-sitter syntax of a language with no profile (TypeScript); none for another file."""
+    language = profile_for_file(path)
+    return _MUTATORS[language.engine if language is not None else "tree-sitter"](path, data, lines)
 
 
 def sample_mutants(mutants: list[Mutant], n: int, seed: str) -> list[Mutant]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from taskmint.config import Limits
 from taskmint.errors import SandboxError
 from taskmint.files import copy_tree
+from taskmint.languages import adapter_for
 from taskmint.records import (
     Environment,
     RunReport,
@@ -27,7 +28,7 @@ from taskmint.records import (
     to_json_dict,
 )
 from taskmint.runners import run_tests
-from taskmint.runners.adapters import PytestAdapter, adapter_for, runner_fingerprint
+from taskmint.runners.adapters import runner_fingerprint
 from taskmint.runners.bytecode import build_bytecode, install_bytecode
 from taskmint.runners.execute import run_batch
 from taskmint.runners.inside.protocol import SNAPSHOT_BYTES, batch_spec, candidate_spec, run_tag
@@ -168,7 +169,14 @@ def run_baseline(
             return from_json_dict(Baseline, json.loads(cache_file.read_text()))
     plans = [run_plan(i) for i in range(runs)]
     bytecode = (
-        build_bytecode(seed, env, sandbox, limits=limits, cache_dir=cache_dir)
+        build_bytecode(
+            seed,
+            env,
+            sandbox,
+            adapter=adapter_for(seed.manifest),
+            limits=limits,
+            cache_dir=cache_dir,
+        )
         if cache_dir is not None
         else None
     )
@@ -252,6 +260,7 @@ def _run_plans(
                 ws,
                 seed.manifest,
                 env,
+                adapter=adapter_for(seed.manifest),
                 limits=limits,
                 test_ids=select,
                 order=plan.order,
@@ -263,11 +272,7 @@ def _run_plans(
             shutil.rmtree(ws, ignore_errors=True)
 
     warm = [i for i, p in enumerate(plans) if p.warm]
-    forkable = (
-        len(warm) >= 2
-        and isinstance(adapter_for(seed.manifest), PytestAdapter)
-        and sandbox.supports_channel
-    )
+    forkable = len(warm) >= 2 and adapter_for(seed.manifest).forks and sandbox.supports_channel
     if not forkable:
         warm = []
     forked: dict[int, RunReport] = {}
@@ -341,6 +346,7 @@ def _forked_runs(
             ws,
             seed.manifest,
             env,
+            adapter=adapter_for(seed.manifest),
             limits=limits.with_wall(limits.wall_seconds * (len(plans) + 1)),
             test_ids=select,
             batch=spec,

@@ -12,10 +12,10 @@ from taskmint.config import Limits
 from taskmint.errors import PatchError, SandboxError
 from taskmint.files import copy_tree
 from taskmint.index.coverage import CoverageMap
+from taskmint.languages import adapter_for
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
 from taskmint.runners import run_tests
-from taskmint.runners.adapters import adapter_for
 from taskmint.runners.bytecode import install_bytecode
 from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch
@@ -161,6 +161,7 @@ def validate_candidate(
                 ws,
                 seed.manifest,
                 env,
+                adapter=adapter_for(seed.manifest),
                 limits=run_limits,
                 test_ids=request,
                 order=plan.order,

@@ -35,9 +35,9 @@ from taskmint.config import Limits
 from taskmint.errors import PatchError, SandboxError
 from taskmint.files import copy_tree
 from taskmint.index.coverage import CoverageMap
+from taskmint.languages import adapter_for, profile
 from taskmint.patches import apply_patch, file_changes
 from taskmint.records import Candidate, Environment, RunReport, SeedApp, Verdict
-from taskmint.runners.adapters import PytestAdapter, adapter_for
 from taskmint.runners.bytecode import install_bytecode
 from taskmint.runners.execute import run_batch
 from taskmint.runners.inside.protocol import (
@@ -66,14 +66,16 @@ __all__ = ["broken_files", "unforkable", "validate_batch"]
 def unforkable(candidate: Candidate, cmap: CoverageMap, selected: tuple[str, ...] | None) -> str:
     """Why `candidate` cannot be validated by forked runs ("" when it can).
 
-    It can when its edit stays inside function bodies (a body-level strategy, every file it
-    touches an existing Python file it modifies), the coverage map gives an exact selection,
+    It can when its seed's runner forks (pytest: `Adapter.forks`), its edit stays inside
+    function bodies (a body-level strategy, every file it touches an existing source file of
+    the language it modifies), the coverage map gives an exact selection,
     and no line it removes ran while a test file was collected or in a module- or class-scoped
     fixture (lines run while the seed was imported already make the selection None): then the
     original's imports and collection ran none of the changed code, and are the broken tree's.
     """
-    if candidate.language != "python":
-        return f"forked runs are for Python seeds, not {candidate.language}"
+    language = profile(candidate.language)
+    if not language.adapter.forks:
+        return f"forked runs are for runners that fork, not {language.adapter.runner}"
     if candidate.strategy not in BODY_LEVEL:
         return f"{candidate.strategy} edits more than function bodies"
     if not selected:
@@ -84,9 +86,9 @@ def unforkable(candidate: Candidate, cmap: CoverageMap, selected: tuple[str, ...
             or change.old_path != change.new_path
             or change.binary
             or change.new_mode is not None
-            or not change.old_path.endswith(".py")
+            or not change.old_path.endswith(language.extensions)
         ):
-            return f"the patch does more than modify Python files ({change.old_path})"
+            return f"the patch does more than modify {language.name} files ({change.old_path})"
     for file, first, last in candidate.spans:
         ran = cmap.collect_lines.get(file, {})
         if any(line in ran for line in range(first, last + 1)):
@@ -143,7 +145,7 @@ def validate_batch(
         coverage is not None
         and baseline.usable
         and reruns == "open"
-        and isinstance(adapter_for(seed.manifest), PytestAdapter)
+        and adapter_for(seed.manifest).forks
         and sandbox.supports_channel
     )
     stable = set(baseline.stable_passed)
@@ -262,6 +264,7 @@ def _run_batch(
             ws,
             seed.manifest,
             env,
+            adapter=adapter_for(seed.manifest),
             limits=batch_limits,
             test_ids=union,
             batch=spec,

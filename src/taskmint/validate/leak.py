@@ -22,9 +22,9 @@ from pathlib import Path
 from taskmint.config import Limits
 from taskmint.files import copy_tree
 from taskmint.index.seed import source_files
+from taskmint.languages import adapter_for
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp
-from taskmint.runners.adapters import adapter_for
 from taskmint.sandbox.base import Mount, RunSpec, Sandbox
 from taskmint.scratch import make_scratch
 

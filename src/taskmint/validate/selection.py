@@ -7,12 +7,22 @@ is None and the full suite runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from taskmint.index.coverage import CoverageMap
+from taskmint.languages import profile_for_seed
 from taskmint.records import Candidate, SeedApp
 from taskmint.validate.loaded import select_by_loaded
 from taskmint.validate.removal import REMOVAL, select_for_removal
 
 __all__ = ["BODY_LEVEL", "select_tests"]
+
+# a profile's `engine` -> the exact selection for an edit that removes definitions, read from
+# the seed's sources (an engine without one runs the full suite for such edits)
+_REMOVALS: dict[
+    str,
+    Callable[[Candidate, CoverageMap, SeedApp, tuple[str, ...] | None], tuple[str, ...] | None],
+] = {"libcst": select_for_removal}
 
 # Strategies whose edits stay inside function bodies: the definitions, names and imports are
 # untouched. Removing a definition (remove_function, remove_class) changes imports, attribute
@@ -58,7 +68,8 @@ def select_tests(
     a process started outside any one test means the full suite.
 
     `remove_function`, `remove_class` (given the seed, whose sources it reads): see
-    `taskmint.validate.removal`.
+    `taskmint.validate.removal`, which reads Python's syntax trees (the libcst engine's
+    seeds); for another engine's, the full suite.
 
     A runner with a process per test file (node), for an edit that is not body-level (a
     removed function, method or class, given the seed): the test files whose process loaded a
@@ -75,7 +86,8 @@ def select_tests(
         loaded = select_by_loaded(candidate, cmap, seed, universe)
         return None if loaded is None else tuple(sorted(picked.union(loaded)))
     if seed is not None and candidate.strategy in REMOVAL:
-        removal = select_for_removal(candidate, cmap, seed, universe)
+        select = _REMOVALS.get(profile_for_seed(seed).engine)
+        removal = None if select is None else select(candidate, cmap, seed, universe)
         return None if removal is None else tuple(sorted(picked.union(removal)))
     if not body_level:
         return None

@@ -1,5 +1,8 @@
 """Canary tests: one that must fail and one that must pass, run in the same pytest session.
 
+They are planted for runners that ask for them (`Adapter.plants_canaries`: pytest); node's
+harness runs canaries of its own in every test process.
+
 Code under test that patches the reporter, pytest's internals or the results object to turn
 failures into passes also turns the must-fail canary into a pass; code that breaks the session
 makes the must-pass canary fail. Either way the run is flagged `tampered` and rewarded 0. Each
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskmint.languages import profile
 from taskmint.records import RunReport, Task
 
 __all__ = ["Canaries", "canary_verdict", "plant_canaries"]
@@ -38,8 +42,7 @@ class Canaries:
 
 def _folder(task: Task) -> str:
     """A folder of the task's tests for the canary file (pytest collects it like the others)."""
-    first = task.test_paths[0] if task.test_paths else "tests"
-    return posixpath.dirname(first) if first.endswith(".py") else first.rstrip("/")
+    return profile(task.language).canary_folder(task.test_paths)
 
 
 def plant_canaries(ws: Path, task: Task) -> Canaries:

@@ -1,11 +1,12 @@
 """Building verification workspaces, grading, and the policy's view of a task.
 
 `grade_patch` rebuilds the broken tree from the task, applies the policy's diff filtered to the
-allowed paths (`verify.scope`), restores the tests (the hidden ones included, `verify.hidden`),
-plants canaries (`verify.canary`), keeps the tests and their configuration root-owned and
-read-only for the run, checksums them before and after, runs through the out-of-band channel
-(no nonce, selection or report reachable by the code under test), and grades the exact expected
-ids. The diff is also scanned statically (`verify.scan`).
+allowed paths (`verify.scope`), restores the tests (the hidden ones included, which the
+language's profile cut out of the policy's view: `LanguageProfile.strip_hidden`), plants
+canaries for a runner that asks for them (`verify.canary`), keeps the tests and their
+configuration root-owned and read-only for the run, checksums them before and after, runs
+through the out-of-band channel (no nonce, selection or report reachable by the code under
+test), and grades the exact expected ids. The diff is also scanned statically (`verify.scan`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from pathlib import Path
 from taskmint.config import Limits, VerifyConfig
 from taskmint.errors import PatchError, SandboxError
 from taskmint.files import copy_tree, is_artefact, stamp_tree
+from taskmint.languages import adapter_for, profile_for_seed
 from taskmint.patches import apply_patch
 from taskmint.records import Environment, Reward, RunReport, SeedApp, Task
 from taskmint.runners import run_tests
 from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch
 from taskmint.verify.canary import canary_verdict, plant_canaries
-from taskmint.verify.hidden import strip_hidden
 from taskmint.verify.scan import scan_patch
 from taskmint.verify.scope import PROTECTED_NAMES, filter_patch
 
@@ -53,11 +54,12 @@ def policy_view(task: Task, seed: SeedApp, dest: Path) -> Path:
         raise FileExistsError(f"{dest} is not empty; give an empty or new folder")
     copy_tree(Path(seed.root), dest, [f for f in seed.files if not is_artefact(f)])
     apply_patch(dest, task.breaking_patch)
+    language = profile_for_seed(seed)
     for rel in sorted({t.split("::", 1)[0] for t in task.hidden_tests}):
         path = dest / rel
         if path.is_file():
             text = path.read_text(encoding="utf-8")
-            path.write_text(strip_hidden(rel, text, task.hidden_tests), encoding="utf-8")
+            path.write_text(language.strip_hidden(rel, text, task.hidden_tests), encoding="utf-8")
     stamp_tree(dest)  # the files the patch rewrote get the same timestamp as the rest
     return dest
 
@@ -195,7 +197,8 @@ def grade_patch(
         _remove_bytecode(ws)
         # pytest's canaries are a planted file; node's harness runs its own in every test
         # process (`runners/inside/node_runner.py`) and reports them as `RunReport.tampered`.
-        canaries = plant_canaries(ws, task) if seed.manifest.runner == "pytest" else None
+        adapter = adapter_for(seed.manifest)
+        canaries = plant_canaries(ws, task) if adapter.plants_canaries else None
         readonly = [*_protected_files(seed, task), *([canaries.path] if canaries else [])]
         before = _digest(ws, readonly)
         try:
@@ -204,6 +207,7 @@ def grade_patch(
                 ws,
                 seed.manifest,
                 env,
+                adapter=adapter,
                 limits=limits,
                 test_ids=(*expected, *(canaries.ids if canaries else ())),
                 fail_fast=fail_fast,

@@ -339,7 +339,7 @@ def _rebase(value: str, ws: str) -> str:
 
 
 def node_input(spec: dict[str, Any], ws: str, test_ids: list[str], nonce: str) -> dict[str, Any]:
-    """What the node harness runs (`taskmint.runners.adapters.NodeAdapter.node_input`): the
+    """What the node harness runs (`taskmint.languages.javascript.NodeAdapter.node_input`): the
     files of `test_ids` in the workspace `ws`, graded against `test_ids`."""
     node = os.environ.get("TASKMINT_NODE") or spec["node"]
     if "/" not in node:  # `node` on the tests' PATH (an image of the user's)

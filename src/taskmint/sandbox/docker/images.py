@@ -34,7 +34,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from taskmint.envs.copies import is_placeholder, placeholders, wheel_folders
 from taskmint.envs.venv import base_interpreter
@@ -267,14 +267,15 @@ def build_environment_image(
     name the same runtime and requirements. Returns the tag.
     """
     client = client or docker_client()
-    if isinstance(env, Environment) and env.kind == "node":
-        return _build_node_image(env, client, base=base, target=target, force=force)
-    venv = Path(env.prefix if isinstance(env, Environment) else env)
     if isinstance(env, Environment) and env.kind != "venv":
-        raise EnvironmentBuildError(
-            f"environment {env.env_id} is a {env.kind} environment; the docker backend builds "
-            "images for Python venvs and node only"
-        )
+        other = _OTHER_KINDS.get(env.kind)
+        if other is None:
+            raise EnvironmentBuildError(
+                f"environment {env.env_id} is a {env.kind} environment; the docker backend "
+                f"builds images for {', '.join(['venv', *_OTHER_KINDS])} environments only"
+            )
+        return other(env, client, base=base, target=target, force=force)
+    venv = Path(env.prefix if isinstance(env, Environment) else env)
     if not (venv / "pyvenv.cfg").is_file():
         raise EnvironmentBuildError(f"{venv} is not a venv (no pyvenv.cfg)")
     env_id = env.env_id if isinstance(env, Environment) else venv.name
@@ -419,3 +420,14 @@ def _build_node_image(env: Environment, client: Any, *, base: str, target: str, 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return ref
+
+
+class _ImageBuilder(Protocol):
+    def __call__(
+        self, env: Environment, client: Any, *, base: str, target: str, force: bool
+    ) -> str: ...
+
+
+# environment kinds other than a venv (`Environment.kind`, as a language's profile builds
+# them) -> how their image is built
+_OTHER_KINDS: dict[str, _ImageBuilder] = {"node": _build_node_image}

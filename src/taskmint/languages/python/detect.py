@@ -9,14 +9,15 @@ configuration, conftests and tests give away (an `asyncio_mode` key, a `mocker` 
 project can be a pytest plugin itself (`pytest11` entry points), which the run must register.
 
 `detect_manifest` reads all of that without running any of the project's code (setup.py and
-noxfile.py are parsed, never executed) and `render_manifest` writes the result as a
-`taskmint.toml` the user can edit and pin next to the seeds manifest.
+noxfile.py are parsed, never executed); `acquire.manifest.render_manifest` writes the result
+as a `taskmint.toml` the user can edit and pin next to the seeds manifest. It is the Python
+profile's `detect_manifest`.
 
-This module is the top of detection: the entry points and the layout (package and test
-folders). It builds on three layers, each importing only those below it: `acquire.project`
-reads the metadata files and the pytest configuration once, `acquire.dependencies` gathers the
-dependencies the project declares, and `acquire.plugins` finds the pytest plugins its tests use
-and the ones it provides.
+This module is the top of detection: the entry point and the layout (package and test
+folders). It builds on three layers, each importing only those below it: `project` reads the
+metadata files and the pytest configuration once, `dependencies` gathers the dependencies the
+project declares, and `plugins` finds the pytest plugins its tests use and the ones it
+provides.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path, PurePosixPath
 
-from taskmint.acquire.dependencies import (
+from taskmint.languages.base import DetectError
+from taskmint.languages.python.dependencies import (
     declared_dependencies,
     pytest_constraint,
     select_requirements,
 )
-from taskmint.acquire.plugins import own_plugins, used_plugins
-from taskmint.acquire.project import (
+from taskmint.languages.python.plugins import own_plugins, used_plugins
+from taskmint.languages.python.project import (
     Project,
     config_lines,
     ini_words,
@@ -39,14 +41,9 @@ from taskmint.acquire.project import (
     read_project,
     toml_table,
 )
-from taskmint.errors import ManifestError
 from taskmint.records import SeedManifest
 
-__all__ = ["DetectError", "detect_manifest", "normalize_name", "render_manifest"]
-
-
-class DetectError(ManifestError):
-    """The layout of a project could not be worked out; write its taskmint.toml by hand."""
+__all__ = ["DetectError", "detect_manifest", "looks_like_python", "normalize_name"]
 
 
 _TEST_DIRS = ("tests", "test", "testing", "t")
@@ -132,6 +129,18 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
         plugins=own_plugins(project, base, packages),
         pytest=pytest_constraint(wanted),
     )
+
+
+def looks_like_python(root: Path) -> bool:
+    """Whether the tree at `root` has Python in it: build metadata (pyproject.toml, setup.py,
+    setup.cfg) or a `.py` file at the top, under src/ or one folder down."""
+    root = Path(root)
+    if any((root / f).is_file() for f in ("pyproject.toml", "setup.py", "setup.cfg")):
+        return True
+    for folder in (root, root / "src"):
+        if folder.is_dir() and (any(folder.glob("*.py")) or any(folder.glob("*/*.py"))):
+            return True
+    return False
 
 
 # --- layout ------------------------------------------------------------------------------------
@@ -263,41 +272,3 @@ def _local_modules(root: Path, base: Path, tests: list[str]) -> set[str]:
         if folder.is_dir():
             names |= {p.stem if p.suffix == ".py" else p.name for p in folder.iterdir()}
     return names
-
-
-# --- the manifest as text ----------------------------------------------------------------------
-
-
-def _toml_str(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
-
-
-def _toml_list(values: tuple[str, ...]) -> str:
-    return "[" + ", ".join(_toml_str(v) for v in values) + "]"
-
-
-def render_manifest(manifest: SeedManifest, *, origin: str = "") -> str:
-    """The manifest as `taskmint.toml` text (what `parse_manifest` reads back)."""
-    head = "# Detected by taskmint"
-    head += f" from {origin}" if origin else ""
-    head += "; edit and pin it with the seed's `manifest` key.\n"
-    return (
-        head
-        + "[seed]\n"
-        + f"name = {_toml_str(manifest.name)}\n"
-        + f"language = {_toml_str(manifest.language)}\n"
-        + f"description = {_toml_str(manifest.description)}\n"
-        + f"source_paths = {_toml_list(manifest.source_paths)}\n"
-        + f"test_paths = {_toml_list(manifest.test_paths)}\n"
-        + f"dependencies = {_toml_list(manifest.dependencies)}\n"
-        + "\n[run]\n"
-        + f"runner = {_toml_str(manifest.runner)}\n"
-        + f"pythonpath = {_toml_list(manifest.pythonpath)}\n"
-        + f"timeout = {int(manifest.timeout)}\n"
-        + f"test_timeout = {manifest.test_timeout:g}\n"
-        + (f"pytest = {_toml_str(manifest.pytest)}\n" if manifest.pytest else "")
-        + "".join(
-            ("\n[run.plugins]\n" if i == 0 else "") + f"{_toml_str(name)} = {_toml_str(module)}\n"
-            for i, (name, module) in enumerate(manifest.plugins)
-        )
-    )

@@ -29,7 +29,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from taskmint import pyast
-from taskmint.acquire.project import (
+from taskmint.config import MIN_PYTEST
+from taskmint.languages.python.project import (
     Project,
     config_lines,
     normalize_name,
@@ -40,7 +41,6 @@ from taskmint.acquire.project import (
     toml_table,
     with_marker,
 )
-from taskmint.config import MIN_PYTEST
 
 __all__ = ["declared_dependencies", "index_requirement", "pytest_constraint", "select_requirements"]
 
@@ -475,7 +475,7 @@ def pytest_constraint(requirements: list[str]) -> str:
         return ""
     # A constraint that allows no pytest taskmint's plugin supports (pyrsistent 0.20.0:
     # `pytest<7`) is an old pin, not a need: the suite runs under taskmint's pytest, and if it
-    # breaks there the older pytests are tried (`pipeline.older_pytest`).
+    # breaks there the older pytests are tried (`pipeline.fallback_manifest`).
     named = []
     for one in spec:
         with contextlib.suppress(InvalidVersion):

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from packaging.version import InvalidVersion, Version
 
-from taskmint.acquire.project import read_project, toml_table
+from taskmint.languages.python.project import read_project, toml_table
 
 __all__ = ["scm_version", "version_file", "write_version_file"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from taskmint import pyast
-from taskmint.acquire.dependencies import index_requirement
-from taskmint.acquire.project import (
+from taskmint.languages.python.dependencies import index_requirement
+from taskmint.languages.python.project import (
     NOTHING,
     Project,
     config_lines,

@@ -5,7 +5,8 @@ held out: the policy view's test files lack them, while the verifier restores th
 files from the task and grades every expected id. A patch that special-cases the visible tests
 or hard-codes their outputs then fails the hidden ones. Whole test functions are hidden (every
 parametrization of one), Python test files only, and at least one FAIL_TO_PASS function always
-stays visible so the policy knows what to fix.
+stays visible so the policy knows what to fix. This is the Python profile's `hidden_tests` and
+`strip_hidden`; a language without them hides nothing.
 """
 
 from __future__ import annotations

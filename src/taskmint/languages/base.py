@@ -1,0 +1,328 @@
+"""The `LanguageProfile` interface and the registry of profiles.
+
+A profile is everything about one language that the stages ask for: which trees are its seeds
+and the manifest detected for one, the environment its tests run in, the test runner's adapter
+(command, structured report, test ids), how its code is read and edited (`engine`, and for
+tree-sitter languages the `TreeSitterSyntax` that holds the grammar, the unit kinds, the stub
+statement and the mutation operators' node kinds), which excision strategies apply, what the
+leak check treats as interface and what the statements may say of its code, and the runner
+part of an exported Harbor task. Stages never name a language: they look its profile up by
+name (`profile`), by seed (`profile_for_seed`) or by file (`profile_for_file`) and ask it.
+
+`languages/__init__.py` registers the profiles; a new language is one more module there.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from taskmint.errors import ManifestError
+from taskmint.languages.treesitter import TreeSitterSyntax
+from taskmint.records import Environment, Language, SeedApp, SeedManifest, Strategy
+from taskmint.runners.adapters import Adapter
+
+__all__ = [
+    "DetectError",
+    "LanguageProfile",
+    "Shape",
+    "UnknownLanguageError",
+    "adapter_for",
+    "build_environment",
+    "detect_profile",
+    "environment_id",
+    "find_profile",
+    "find_syntax",
+    "profile",
+    "profile_for_file",
+    "profile_for_seed",
+    "profiles",
+    "register",
+    "register_syntax",
+    "syntax",
+    "syntax_for_file",
+    "syntaxes",
+]
+
+
+class UnknownLanguageError(ManifestError):
+    """A language no profile is registered for."""
+
+
+class DetectError(ManifestError):
+    """The layout of a project could not be worked out; write its taskmint.toml by hand."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shape:
+    """A coarse reading of removed code: counts and names, never whole lines (what the hints
+    say of it; `describe.facts`)."""
+
+    loops: int = 0
+    branches: int = 0
+    handlers: int = 0  # except / catch clauses
+    returns: bool = False
+    yields: bool = False
+    raises: tuple[str, ...] = ()  # exception classes raised
+    calls: tuple[str, ...] = ()  # names called (functions and methods), first-seen order
+    names: tuple[str, ...] = ()  # other identifiers used, sorted
+    recursion: bool = False
+    comprehensions: int = 0
+
+
+class LanguageProfile(abc.ABC):
+    """Everything the stages need to know about one language (see the module docstring).
+
+    Class attributes say what the language is; methods with a default are the ones a language
+    may leave to the stages' generic readings (a line-by-line outline, the heuristic interface
+    lines of the leak check, no test docstrings).
+    """
+
+    name: ClassVar[Language]
+    # the test runner a seed's manifest names (`[run] runner`); the only one accepted
+    runner: ClassVar[str]
+    # the language's source files, by suffix
+    extensions: ClassVar[tuple[str, ...]]
+    # how the stages read and edit its code: "libcst" (Python's own syntax trees: the libcst
+    # indexer and strategies, `ast` for mutants and statements) or "tree-sitter" (`syntax`)
+    engine: ClassVar[str]
+    syntax: ClassVar[TreeSitterSyntax | None] = None
+    # the excision strategies that apply, in the order a mixed batch tries them
+    strategies: ClassVar[tuple[Strategy, ...]]
+    # whether a signature shown in a statement is preceded by its decorators (`@d`)
+    shows_decorators: ClassVar[bool] = False
+    # whether a line `name(...) {` heads a method (a JavaScript class body), for what describe
+    # reads of the code line by line (where the missing names are used)
+    brace_methods: ClassVar[bool] = False
+    # whether `taskmint export harbor` can export its tasks (`harbor_runner`)
+    harbor: ClassVar[bool] = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    # -- seeds ------------------------------------------------------------------------------
+
+    def detects(self, root: Path) -> bool:
+        """Whether the tree at `root` (which has no taskmint.toml) looks like a seed of this
+        language, whose manifest `detect_manifest` can work out."""
+        return False
+
+    def detect_manifest(self, root: Path, *, name: str, description: str = "") -> SeedManifest:
+        """The manifest of the tree at `root`, worked out without running any of its code."""
+        raise DetectError(
+            f"{name}: {self.name} seeds are not detected; write a taskmint.toml with [seed] "
+            "and [run] tables by hand"
+        )
+
+    def complete_checkout(self, root: Path, describe: str) -> tuple[str, ...]:
+        """Write what the project's build would generate from its git history and a checkout
+        of a commit lacks (`describe`: `git describe --tags --long` of the commit); the paths
+        written, relative to `root`. Called for every git seed, whatever its language."""
+        return ()
+
+    def fallback_manifest(
+        self, manifest: SeedManifest, problems: Sequence[str]
+    ) -> SeedManifest | None:
+        """Another manifest to run the suite under when the original runs broke on the test
+        tool itself (`problems`: the baseline's reason, collection and plugin errors and
+        exclusions), or None."""
+        return None
+
+    @abc.abstractmethod
+    def test_command(self, manifest: SeedManifest) -> str:
+        """The command a person would type to run the seed's tests."""
+
+    # -- environment ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def environment_id(self, manifest: SeedManifest) -> str:
+        """The cache key of the seed's environment (the same inputs, the same id)."""
+
+    @abc.abstractmethod
+    def build_environment(self, manifest: SeedManifest, *, cache_dir: Path) -> Environment:
+        """Build (or reuse) the environment the seed's tests run in."""
+
+    # -- runner -----------------------------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def adapter(self) -> Adapter:
+        """The test runner's adapter: its command in the sandbox and its report reader."""
+
+    # -- what statements say ----------------------------------------------------------------
+
+    def module_name(self, file: str) -> str | None:
+        """The name code imports `file` by (Python's dotted module), None when the language
+        names no modules apart from files."""
+        return None
+
+    def canary_folder(self, test_paths: Sequence[str]) -> str:
+        """The folder a test file planted next to the seed's tests goes in."""
+        first = test_paths[0] if test_paths else "tests"
+        return first.rstrip("/")
+
+    def interface_lines(self, code: str) -> set[int] | None:
+        """0-based lines of removed `code` that are its interface (docstrings, definition
+        headers), which the leak check lets a statement repeat; None: the check's
+        line-by-line reading decides."""
+        return None
+
+    def outline(self, code: str) -> list[str] | None:
+        """The structure of `code` read from its syntax tree (the last hint), None: the
+        line-by-line outline."""
+        return None
+
+    def shape(self, code: str) -> Shape | None:
+        """Loops, branches, raises, calls and names of `code` read from its syntax tree,
+        None: read line by line."""
+        return None
+
+    def test_docs(self, root: Path, tests: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """(test id, the first line of its docstring) of the tests among `tests` that have
+        one, in `tests`' order (files under `root`)."""
+        return ()
+
+    def class_docstring(self, root: Path, file: str, qualname: str) -> str | None:
+        """The docstring of the top-level class `qualname` of `file` under `root`."""
+        return None
+
+    # -- hidden tests ------------------------------------------------------------------------
+
+    def hidden_tests(
+        self,
+        fail_to_pass: tuple[str, ...],
+        pass_to_pass: tuple[str, ...],
+        *,
+        seed: str,
+        fraction: float,
+        pass_fraction: float,
+        source_of: Callable[[str], str | None] | None = None,
+    ) -> tuple[str, ...]:
+        """The expected tests to hide from the policy (the same for the same inputs; `seed`
+        names the task), whose code `strip_hidden` can cut out of the policy's test files;
+        `source_of` reads a test file. None hidden by default."""
+        return ()
+
+    def strip_hidden(self, path: str, text: str, hidden: tuple[str, ...]) -> str:
+        """Test file `path` (`text`) without the hidden tests among `hidden`."""
+        return text
+
+    # -- Harbor -----------------------------------------------------------------------------
+
+    def harbor_runner(
+        self, manifest: SeedManifest, *, env_id: str, expected: Sequence[str]
+    ) -> dict[str, Any]:
+        """The runner's part of an exported task's `task.json` (the grader's command for the
+        expected tests), over the common part the exporter writes."""
+        raise NotImplementedError(f"{self.name} tasks cannot be exported to Harbor yet")
+
+    def harbor_tools(self, spec: dict[str, Any]) -> tuple[str, ...]:
+        """Programs besides the grader's interpreter that the environment digests cover."""
+        return ()
+
+
+_REGISTRY: dict[str, LanguageProfile] = {}
+_SYNTAXES: dict[str, TreeSitterSyntax] = {}
+
+
+def register(language: LanguageProfile) -> LanguageProfile:
+    """Add a profile to the registry (by its `name`), and its syntax; returns it."""
+    if language.name in _REGISTRY and _REGISTRY[language.name] is not language:
+        raise ValueError(f"a profile for {language.name!r} is registered already")
+    _REGISTRY[language.name] = language
+    if language.syntax is not None:
+        register_syntax(language.syntax)
+    return language
+
+
+def register_syntax(syntax: TreeSitterSyntax) -> TreeSitterSyntax:
+    """Add a tree-sitter syntax (of a profile, or of a language with none yet); returns it."""
+    if syntax.name in _SYNTAXES and _SYNTAXES[syntax.name] is not syntax:
+        raise ValueError(f"a syntax for {syntax.name!r} is registered already")
+    _SYNTAXES[syntax.name] = syntax
+    return syntax
+
+
+def syntaxes() -> tuple[TreeSitterSyntax, ...]:
+    """Every registered tree-sitter syntax, in registration order."""
+    return tuple(_SYNTAXES.values())
+
+
+def syntax(name: str) -> TreeSitterSyntax:
+    """The tree-sitter syntax of language `name`; `ValueError` naming the known ones if none."""
+    found = _SYNTAXES.get(name)
+    if found is None:
+        raise ValueError(f"tree-sitter indexing supports {', '.join(_SYNTAXES)}, not {name!r}")
+    return found
+
+
+def find_syntax(name: str) -> TreeSitterSyntax | None:
+    """The tree-sitter syntax of language `name`, None when it has none (Python)."""
+    return _SYNTAXES.get(name)
+
+
+def syntax_for_file(path: str) -> TreeSitterSyntax | None:
+    """The tree-sitter syntax `path` is a source file of (by its name), or None: none, or a
+    file with no implementation to excise (a TypeScript declaration file, a Go test)."""
+    return next((s for s in _SYNTAXES.values() if s.owns(path)), None)
+
+
+def profiles() -> tuple[LanguageProfile, ...]:
+    """Every registered profile, in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def profile(name: str) -> LanguageProfile:
+    """The profile of language `name`; `UnknownLanguageError` naming the known ones if none."""
+    found = _REGISTRY.get(name)
+    if found is None:
+        raise UnknownLanguageError(
+            f"no language profile for {name!r}; taskmint knows {', '.join(sorted(_REGISTRY))}"
+        )
+    return found
+
+
+def find_profile(name: str) -> LanguageProfile | None:
+    """The profile of language `name`, None when there is none."""
+    return _REGISTRY.get(name)
+
+
+def profile_for_seed(seed: SeedApp | SeedManifest) -> LanguageProfile:
+    """The profile of a seed (or of its manifest), by the manifest's language."""
+    manifest = seed.manifest if isinstance(seed, SeedApp) else seed
+    return profile(manifest.language)
+
+
+def adapter_for(manifest: SeedManifest) -> Adapter:
+    """The adapter of a seed's test runner (its profile's)."""
+    return profile(manifest.language).adapter
+
+
+def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment:
+    """The `envs` verb: build (or reuse) the environment of a seed's manifest, as its
+    language's profile builds it."""
+    return profile(manifest.language).build_environment(manifest, cache_dir=Path(cache_dir))
+
+
+def environment_id(manifest: SeedManifest) -> str:
+    """The id of the environment `build_environment` gives the manifest."""
+    return profile(manifest.language).environment_id(manifest)
+
+
+def profile_for_file(path: str) -> LanguageProfile | None:
+    """The profile whose source files `path` is one of, by its suffix, or None."""
+    return next((p for p in _REGISTRY.values() if path.endswith(p.extensions)), None)
+
+
+def detect_profile(root: Path, *, name: str = "") -> LanguageProfile:
+    """The profile of the first language that recognizes the tree at `root` as its seed."""
+    for candidate in _REGISTRY.values():
+        if candidate.detects(root):
+            return candidate
+    raise DetectError(
+        f"{name or root}: no language recognizes this tree ({', '.join(_REGISTRY)} are "
+        "known); write a taskmint.toml with [seed] and [run] tables by hand"
+    )
