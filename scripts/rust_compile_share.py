@@ -26,12 +26,13 @@ from collections import Counter
 from pathlib import Path
 
 from taskmint.config import FeatureSize
+from taskmint.index.treesitter import index_files
 from taskmint.languages.rust.candidates import STRATEGIES, rust_candidates
-from taskmint.languages.rust.excise import rust_units
+from taskmint.languages.rust.excise import excisable
 from taskmint.languages.rust.mutants import rust_mutants
 from taskmint.languages.rust.scan import scan_rust_patch
 from taskmint.patches import apply_patch
-from taskmint.records import SeedApp, SeedManifest, Unit
+from taskmint.records import SeedApp, SeedManifest, SkippedFile, Unit
 from taskmint.strength.mutants import gold_lines
 from taskmint.verify.scan import scan_patch
 
@@ -59,6 +60,12 @@ def seed_of(root: Path) -> SeedApp:
         files=files,
         origin="local",
     )
+
+
+def rust_units(seed: SeedApp) -> tuple[list[Unit], list[SkippedFile]]:
+    units, skipped = index_files("rust", seed.root, seed.files, snapshot_id=seed.snapshot_id)
+    kept, left = excisable(seed, units)
+    return kept, skipped + left
 
 
 def cargo(work: Path, args: list[str], target: Path) -> subprocess.CompletedProcess[str]:

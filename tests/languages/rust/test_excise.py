@@ -12,17 +12,20 @@ from typing import Any, cast
 import pytest
 
 from taskmint.config import FeatureSize
+from taskmint.index.treesitter import index_files
+from taskmint.index.treesitter_defs import definitions
 from taskmint.languages.rust.candidates import STRATEGIES, rust_candidates
 from taskmint.languages.rust.crates import crates_of, denied_lints
 from taskmint.languages.rust.excise import (
+    excisable,
     remove_function,
     remove_impl,
     remove_method,
-    rust_units,
     stub_body,
 )
+from taskmint.languages.rust.tree import functions
 from taskmint.patches import apply_patch
-from taskmint.records import Candidate, SeedApp, SeedManifest
+from taskmint.records import Candidate, SeedApp, SeedManifest, SkippedFile, Unit
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rust_excise"
 CARGO = shutil.which("cargo") or (
@@ -49,6 +52,13 @@ def seed_of(root: Path) -> SeedApp:
         files=files,
         origin="local",
     )
+
+
+def rust_units(seed: SeedApp) -> tuple[list[Unit], list[SkippedFile]]:
+    """What the index stage gives, filtered as the excise stage would."""
+    units, skipped = index_files("rust", seed.root, seed.files, snapshot_id=seed.snapshot_id)
+    kept, left = excisable(seed, units)
+    return kept, skipped + left
 
 
 def candidates(name: str, **kwargs: Any) -> list[Candidate]:
@@ -81,6 +91,23 @@ def test_units_are_the_crate_sources_without_tests_const_fns_or_impl_trait():
     assert reasons["src/text/tests.rs::titles"] == "a test-only module file"
     assert reasons["tests/integration.rs::largest_negative"].startswith("not the crate's sources")
     assert not any("tests." in n or n.startswith("tests/") for n in names)
+
+
+SEED_APPS = Path(__file__).resolve().parents[3] / "seed_apps"
+
+
+def test_units_are_named_as_the_index_names_them():
+    files = [*FIXTURES.rglob("*.rs"), *SEED_APPS.rglob("*.rs")]
+    assert len(files) > 10
+    for path in files:
+        data = path.read_bytes()
+        ours = [(f.qualname, f.kind, f.node.start_byte, f.docstring) for f in functions(data)]
+        index = [
+            (d.qualname, d.kind, d.node.start_byte, d.docstring)
+            for d in definitions("rust", data, str(path))
+            if d.kind != "class"
+        ]
+        assert ours == index, path
 
 
 SNIPPET = b"""\

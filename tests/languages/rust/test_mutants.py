@@ -3,14 +3,15 @@ the other languages, and with real cargo that the fixture crate's mutants compil
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from taskmint.index.treesitter_grammars import parse
 from taskmint.languages.rust.mutants import RUST_OPERATORS, rust_mutants
+from taskmint.languages.rust.tree import parse
 from taskmint.strength.mutants import Mutant, sample_mutants
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rust_excise"
@@ -109,13 +110,13 @@ def test_only_the_lines_given_and_every_mutant_parses():
     only = found(lines={5})
     assert only and all(line == 5 for _, line, _, _ in only)
     for m in rust_mutants("src/a.rs", SRC, ALL):
-        parse("rust", m.apply(SRC))
+        parse(m.apply(SRC))
         assert m.first <= m.line <= m.last or m.operator == "early_return"
     assert rust_mutants("src/a.rs", b"fn broken( {", ALL) == []
 
 
 def test_sampling_spreads_over_operators_and_is_seeded():
-    mutants = rust_mutants("src/a.rs", SRC, ALL)
+    mutants = [Mutant(**dataclasses.asdict(m)) for m in rust_mutants("src/a.rs", SRC, ALL)]
     picked = sample_mutants(mutants, 7, "task-1")
     assert len({m.operator for m in picked}) == 7
     assert [m.key for m in picked] == [m.key for m in sample_mutants(mutants, 7, "task-1")]

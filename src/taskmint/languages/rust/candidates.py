@@ -17,8 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from taskmint.config import FeatureSize
-from taskmint.index.python import SourceSkipped
-from taskmint.index.treesitter_defs import signature_text
 from taskmint.languages.rust.crates import Crate
 from taskmint.languages.rust.excise import (
     Plan,
@@ -32,6 +30,7 @@ from taskmint.languages.rust.excise import (
     impls,
     plan_edits,
 )
+from taskmint.languages.rust.tree import RustSourceError, signature_text
 from taskmint.patches import unified_diff
 from taskmint.records import Candidate, Features, SeedApp, SkippedFile, Strategy, Unit, stable_id
 
@@ -341,7 +340,7 @@ def rust_candidates(
             home = crate_key(rel)
             try:
                 defs = rs.defs(rel)
-            except SourceSkipped:
+            except RustSourceError:
                 continue
             for block in impls(rs.sources[rel], defs):
                 members = tuple(
@@ -382,7 +381,7 @@ def rust_candidates(
                 Target(rel, next(d for d in rs.defs(rel) if d.qualname == q))
                 for rel, q in pick.targets
             ]
-        except (StopIteration, SourceSkipped) as exc:
+        except (StopIteration, RustSourceError) as exc:
             return f"cannot locate: {exc}"
         drop_docs = pick.strategy != "stub_body"
         if pick.strategy == "feature":

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from taskmint.index.python import SourceSkipped, read_source
+from taskmint.languages.rust.tree import RustSourceError, read_rust
 
 __all__ = ["Crate", "crates_of", "denied_lints", "home_of", "is_source_file"]
 
@@ -109,8 +109,8 @@ def crates_of(root: str | Path, files: Iterable[str]) -> dict[str, Crate]:
         sources: list[bytes] = []
         for f in own:
             try:
-                sources.append(read_source(base / f))
-            except SourceSkipped:
+                sources.append(read_rust(base / f))
+            except RustSourceError:
                 continue
         workspace = _workspace_manifest(base, home)
         lib = doc.get("lib", {})

@@ -46,12 +46,16 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from taskmint.excise.treesitter_edits import edit_range
-from taskmint.index.python import SourceSkipped, read_source
-from taskmint.index.treesitter import index_files
-from taskmint.index.treesitter_defs import Definition, definitions
 from taskmint.languages.rust.crates import Crate, crates_of, home_of, is_source_file
 from taskmint.languages.rust.testcode import never_in_tests, test_module_files, test_only
+from taskmint.languages.rust.tree import (
+    Fn,
+    RustSourceError,
+    attributes_before,
+    functions,
+    inner_attributes,
+    read_rust,
+)
 from taskmint.records import SeedApp, SkippedFile, Unit
 
 __all__ = [
@@ -68,11 +72,12 @@ __all__ = [
     "impls",
     "plan_edits",
     "refusal",
+    "removal_range",
     "remove_function",
     "remove_impl",
     "remove_method",
-    "rust_units",
     "stub_body",
+    "stub_edit",
 ]
 
 STUB = "todo!()"
@@ -96,17 +101,6 @@ _NESTED_GLOBAL = frozenset({"impl_item", "trait_item", "macro_definition"})
 # -- units -------------------------------------------------------------------------------------
 
 
-def _attrs_of(data: bytes, item: Node) -> list[str]:
-    out: list[str] = []
-    prev = item.prev_named_sibling
-    while prev is not None and prev.type in ("attribute_item", "line_comment", "block_comment"):
-        if prev.type == "attribute_item":
-            text = data[prev.start_byte : prev.end_byte].decode("utf-8", "replace")
-            out.append(" ".join(text[2:-1].split()))
-        prev = prev.prev_named_sibling
-    return out
-
-
 def _ancestors(node: Node) -> Iterable[Node]:
     cur = node.parent
     while cur is not None:
@@ -114,18 +108,7 @@ def _ancestors(node: Node) -> Iterable[Node]:
         cur = cur.parent
 
 
-def _inner_attrs(data: bytes, holder: Node) -> list[str]:
-    out: list[str] = []
-    for child in holder.named_children:
-        if child.type == "inner_attribute_item":
-            text = data[child.start_byte : child.end_byte].decode("utf-8", "replace")
-            out.append(" ".join(text[3:-1].split()))
-        elif child.type not in ("line_comment", "block_comment"):
-            break
-    return out
-
-
-def refusal(data: bytes, d: Definition) -> str | None:
+def refusal(data: bytes, d: Fn) -> str | None:
     """None if unit `d` can be stubbed and still compile, else why not."""
     node = d.node
     if d.body is None:
@@ -138,11 +121,11 @@ def refusal(data: bytes, d: Definition) -> str | None:
         return "returns impl Trait (todo!() has no type for it)"
     for holder in (node, *_ancestors(node)):
         if holder.type in ("function_item", "mod_item", "impl_item", "trait_item"):
-            attrs = _attrs_of(data, holder)
+            attrs = attributes_before(data, holder)
             if holder.type == "mod_item":
                 inner = holder.child_by_field_name("body")
                 if inner is not None:
-                    attrs += _inner_attrs(data, inner)
+                    attrs += inner_attributes(data, inner)
             if test_only(attrs):
                 return "test code"
             if never_in_tests(attrs):
@@ -150,7 +133,7 @@ def refusal(data: bytes, d: Definition) -> str | None:
             if any(a.startswith("proc_macro") for a in attrs):
                 return "a procedural macro"
         elif holder.type == "source_file":
-            attrs = _inner_attrs(data, holder)
+            attrs = inner_attributes(data, holder)
             if test_only(attrs):
                 return "test code"
         elif holder.type in ("macro_invocation", "token_tree"):
@@ -200,7 +183,7 @@ class RustSeed:
     skipped: list[SkippedFile] = field(default_factory=list)
     test_files: set[str] = field(default_factory=set)
     _counts: dict[str, Counter[bytes]] = field(default_factory=dict)
-    _defs: dict[str, list[Definition]] = field(default_factory=dict)
+    _defs: dict[str, list[Fn]] = field(default_factory=dict)
     _declared: dict[str, frozenset[bytes]] = field(default_factory=dict)
     _bodies: dict[tuple[str, str], Counter[bytes]] = field(default_factory=dict)
 
@@ -212,8 +195,8 @@ class RustSeed:
         for rel in sorted(seed.files):
             if rel.endswith(".rs"):
                 try:
-                    sources[rel] = read_source(root / rel)
-                except SourceSkipped as exc:
+                    sources[rel] = read_rust(root / rel)
+                except RustSourceError as exc:
                     skipped.append(SkippedFile(path=rel, reason=str(exc)))
         crates = crates_of(root, seed.files)
         return cls(
@@ -251,7 +234,7 @@ class RustSeed:
             self._counts[crate.root] = total
         return self._counts[crate.root]
 
-    def body_counts(self, rel: str, d: Definition) -> Counter[bytes]:
+    def body_counts(self, rel: str, d: Fn) -> Counter[bytes]:
         """Identifier occurrences in the body of definition `d` of `rel` (cached)."""
         key = (rel, d.qualname)
         if key not in self._bodies:
@@ -260,10 +243,10 @@ class RustSeed:
             self._bodies[key] = Counter(IDENT.findall(text))
         return self._bodies[key]
 
-    def defs(self, rel: str) -> list[Definition]:
-        """The definitions of one file (raises `SourceSkipped`)."""
+    def defs(self, rel: str) -> list[Fn]:
+        """The definitions of one file (raises `RustSourceError`)."""
         if rel not in self._defs:
-            self._defs[rel] = definitions("rust", self.sources[rel], rel)
+            self._defs[rel] = functions(self.sources[rel], rel)
         return self._defs[rel]
 
     def where(self, rel: str) -> str | None:
@@ -295,7 +278,7 @@ def excisable(
         if why is None:
             try:
                 d = next((x for x in rs.defs(u.file) if x.qualname == u.qualname), None)
-            except SourceSkipped as exc:
+            except RustSourceError as exc:
                 why = str(exc)
             else:
                 why = "not found" if d is None else refusal(rs.sources[u.file], d)
@@ -304,14 +287,6 @@ def excisable(
         else:
             skipped.append(SkippedFile(path=f"{u.file}::{u.qualname}", reason=why))
     return kept, skipped
-
-
-def rust_units(seed: SeedApp) -> tuple[list[Unit], list[SkippedFile]]:
-    """The seed's Rust units that an edit may target (see `excisable`), and the files and
-    units left out with the reason."""
-    units, skipped = index_files("rust", seed.root, seed.files, snapshot_id=seed.snapshot_id)
-    kept, left = excisable(seed, units)
-    return kept, skipped + left
 
 
 # -- edits -------------------------------------------------------------------------------------
@@ -323,7 +298,7 @@ def _line_start(data: bytes, offset: int) -> int:
     return data.rfind(b"\n", 0, offset) + 1
 
 
-def _params(data: bytes, d: Definition) -> list[bytes]:
+def _params(data: bytes, d: Fn) -> list[bytes]:
     """`&name` / `&mut name` for each named parameter binding (not `_x`, not `self` unless
     `mut self`)."""
     params = d.node.child_by_field_name("parameters")
@@ -369,8 +344,87 @@ def _params(data: bytes, d: Definition) -> list[bytes]:
     return out
 
 
-def _stub(data: bytes, d: Definition, rel: str, *, discard: bool) -> Edit:
-    start, end, text = edit_range("stub_body", "rust", data, d.qualname, path=rel)
+_BOM = b"\xef\xbb\xbf"
+
+
+def _bol(data: bytes, offset: int) -> int:
+    """The first byte of the line holding `offset` (after a byte-order mark)."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return len(_BOM) if start == 0 and data.startswith(_BOM) else start
+
+
+def _indent_at(data: bytes, offset: int) -> bytes:
+    start = _bol(data, offset)
+    end = start
+    while end < len(data) and data[end : end + 1] in (b" ", b"\t"):
+        end += 1
+    return data[start:end]
+
+
+def _newline_of(data: bytes, offset: int) -> bytes:
+    end = data.find(b"\n", offset)
+    if end == -1:
+        end = data.rfind(b"\n")  # no newline after it: the file's last line break decides
+    return b"\r\n" if end > 0 and data[end - 1 : end] == b"\r" else b"\n"
+
+
+def stub_edit(data: bytes, d: Fn) -> Edit:
+    """The edit replacing `d`'s body with `todo!()` on a line of its own, one level deeper
+    than the definition (the body's own indentation style wins when it shows one), the brace
+    at the definition's indentation: the same edit as `excise.treesitter_edits.stub_body`."""
+    body = d.body
+    if body is None:
+        raise LookupError(f"{d.qualname!r} has no body to stub")
+    indent = _indent_at(data, d.node.start_byte)
+    unit = b"\t" if b"\t" in indent else b"    "
+    first = next((c for c in body.named_children if "comment" not in c.type), None)
+    if first is not None and first.start_point.row > body.start_point.row:
+        inner = _indent_at(data, first.start_byte)
+        if inner.startswith(indent) and len(inner) > len(indent):
+            unit = inner[len(indent) :]
+    nl = _newline_of(data, body.start_byte)
+    text = b"{" + nl + indent + unit + STUB.encode() + nl + indent + b"}"
+    return body.start_byte, body.end_byte, text
+
+
+def removal_range(data: bytes, d: Fn) -> tuple[int, int]:
+    """The bytes deleting `d` takes: doc comment and attributes to its end, whole lines when
+    it has its lines to itself, and one blank line that separated it from its neighbours
+    (the same range as `excise.treesitter_edits`' removals)."""
+    start = d.doc.start_byte if d.doc is not None else d.lead_start
+    end = d.node.end_byte
+    rest_end = data.find(b"\n", end)
+    rest_end = len(data) if rest_end == -1 else rest_end
+    line_start = _bol(data, start)
+    if data[line_start:start].strip(b" \t") or data[end:rest_end].strip(b" \t\r"):
+        return start, end  # shares a line with other code: only its own bytes
+    start = line_start
+    end = min(rest_end + 1, len(data))
+    next_end = data.find(b"\n", end)
+    if next_end != -1 and not data[end:next_end].strip(b" \t\r"):
+        return start, next_end + 1  # the blank line after it
+    if end == len(data) and not data.endswith(b"\n"):
+        # the last line of a file without a final newline: the file keeps ending without one
+        if start > 0 and data[start - 1 : start] == b"\n":
+            start -= 1
+            if start > 0 and data[start - 1 : start] == b"\r":
+                start -= 1
+            prev = _bol(data, start)
+            if prev > 0 and not data[prev:start].strip(b" \t\r"):
+                start = prev - 1
+                if start > 0 and data[start - 1 : start] == b"\r":
+                    start -= 1
+        return start, end
+    prev_end = start - 1
+    if prev_end > 0:
+        prev_start = _bol(data, prev_end)
+        if not data[prev_start:prev_end].strip(b" \t\r") and prev_start > 0:
+            return prev_start, end  # no blank line after it: the one before
+    return start, end
+
+
+def _stub(data: bytes, d: Fn, rel: str, *, discard: bool) -> Edit:
+    start, end, text = stub_edit(data, d)
     if discard:
         used = _params(data, d)
         if used:
@@ -385,7 +439,7 @@ def _stub(data: bytes, d: Definition, rel: str, *, discard: bool) -> Edit:
     return start, end, text
 
 
-def _doc_edit(data: bytes, d: Definition) -> Edit | None:
+def _doc_edit(data: bytes, d: Fn) -> Edit | None:
     """Deleting the doc comment lines before a definition (None if it has none or shares a
     line with other code)."""
     if d.doc is None:
@@ -397,17 +451,17 @@ def _doc_edit(data: bytes, d: Definition) -> Edit | None:
     return (start, end, b"") if end > start else None
 
 
-def _is_pub(d: Definition) -> bool:
+def _is_pub(d: Fn) -> bool:
     vis = next((c for c in d.node.children if c.type == "visibility_modifier"), None)
     return vis is not None
 
 
-def _is_plain_pub(data: bytes, d: Definition) -> bool:
+def _is_plain_pub(data: bytes, d: Fn) -> bool:
     vis = next((c for c in d.node.children if c.type == "visibility_modifier"), None)
     return vis is not None and data[vis.start_byte : vis.end_byte].strip() == b"pub"
 
 
-def impl_of(d: Definition) -> Node | None:
+def impl_of(d: Fn) -> Node | None:
     parent = d.node.parent
     if parent is not None and parent.type == "declaration_list":
         holder = parent.parent
@@ -416,7 +470,7 @@ def impl_of(d: Definition) -> Node | None:
     return None
 
 
-def deletable(data: bytes, d: Definition) -> bool:
+def deletable(data: bytes, d: Fn) -> bool:
     """A private helper that may be deleted when nothing names it."""
     if d.body is None or _is_plain_pub(data, d):
         return False
@@ -438,7 +492,7 @@ def deletable(data: bytes, d: Definition) -> bool:
 @dataclass(frozen=True, slots=True)
 class Target:
     rel: str
-    d: Definition
+    d: Fn
 
 
 def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -523,16 +577,7 @@ def _delete_one_helper(rs: RustSeed, crate: Crate, plan: Plan) -> bool:
                 continue
             if any(s <= d.node.start_byte and d.node.end_byte <= e for s, e in ranges):
                 continue  # inside code already removed
-            try:
-                start, end, _ = edit_range(
-                    "remove_method" if d.kind == "method" else "remove_function",
-                    "rust",
-                    data,
-                    d.qualname,
-                    path=rel,
-                )
-            except LookupError:
-                continue
+            start, end = removal_range(data, d)
             here = count_in(data, [*ranges, (start, end)])
             if counts[name] - (inside[name] - per_file[rel][name]) - here[name] > 0:
                 continue  # named somewhere that stays
@@ -600,10 +645,10 @@ def _single(
     return rs, crate, rel
 
 
-def _find(rs: RustSeed, rel: str, qualname: str, kinds: tuple[str, ...]) -> Definition:
+def _find(rs: RustSeed, rel: str, qualname: str, kinds: tuple[str, ...]) -> Fn:
     try:
         found = rs.defs(rel)
-    except SourceSkipped as exc:
+    except RustSourceError as exc:
         raise LookupError(f"cannot look up {qualname!r}: {exc}") from exc
     for d in found:
         if d.qualname == qualname and d.kind in kinds:
@@ -681,7 +726,7 @@ def remove_method(
 class _Impl:
     name: str  # "impl Display for Version", "#2" for a repeat
     node: Node
-    methods: tuple[Definition, ...]
+    methods: tuple[Fn, ...]
 
 
 def _type_text(data: bytes, node: Node | None) -> str:
@@ -694,9 +739,9 @@ def _type_text(data: bytes, node: Node | None) -> str:
     return " ".join(data[node.start_byte : node.end_byte].decode("utf-8", "replace").split())
 
 
-def impls(data: bytes, defs: Sequence[Definition]) -> list[_Impl]:
+def impls(data: bytes, defs: Sequence[Fn]) -> list[_Impl]:
     """The impl blocks of a file that hold methods, named "impl Type" or "impl Trait for Type"."""
-    holders: dict[int, tuple[Node, list[Definition]]] = {}
+    holders: dict[int, tuple[Node, list[Fn]]] = {}
     for d in defs:
         holder = impl_of(d)
         if holder is not None and holder.type == "impl_item":
@@ -730,7 +775,7 @@ def remove_impl(
         found = next(i for i in impls(data, rs.defs(rel)) if i.name == name)
     except StopIteration:
         raise LookupError(f"no {name!r} in this file") from None
-    except SourceSkipped as exc:
+    except RustSourceError as exc:
         raise LookupError(f"cannot look up {name!r}: {exc}") from exc
     targets = [Target(rel, d) for d in found.methods if refusal(data, d) is None]
     if not targets:

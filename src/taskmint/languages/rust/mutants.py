@@ -1,6 +1,6 @@
 """Mutants of Rust gold code, read with tree-sitter: small edits that still type-check.
 
-The counterpart of `strength.mutants.js_mutants` (same `Mutant` records, same rules: only
+The counterpart of `strength.mutants.js_mutants` (records with `Mutant`'s fields, same rules: only
 inside function bodies, only on the lines given, each a byte-range replacement of the
 original file). A Rust mutant must compile, or the whole build fails and every test with it,
 so each operator keeps the types as they were:
@@ -33,15 +33,14 @@ parses without an error. On semver, smallvec, strsim and heck every sampled muta
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from taskmint.index.python import SourceSkipped
-from taskmint.index.treesitter_grammars import parse
 from taskmint.languages.rust.testcode import test_only
-from taskmint.strength.mutants import Mutant
+from taskmint.languages.rust.tree import RustSourceError, attributes_before, parse
 
-__all__ = ["RUST_OPERATORS", "rust_mutants"]
+__all__ = ["RUST_OPERATORS", "RustMutant", "rust_mutants"]
 
 RUST_OPERATORS = (
     "compare",
@@ -63,6 +62,36 @@ _STATEMENT_CALLS = frozenset(
 )
 _BLOCK_HOLDERS = frozenset({"block", "source_file", "declaration_list"})
 _TAIL_OK = frozenset({"return_expression", "break_expression", "continue_expression"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RustMutant:
+    """One mutant: `replacement` over bytes [`start`, `end`) of `file` in the original tree.
+
+    The fields of `strength.mutants.Mutant`, which this package sits below and cannot import:
+    `Mutant(**dataclasses.asdict(m))` is the stage's record. `first`..`last` are the original
+    lines whose execution can reveal it, `line` where it is, `unit` the enclosing function."""
+
+    file: str
+    line: int
+    start: int
+    end: int
+    replacement: bytes
+    operator: str
+    before: str
+    after: str
+    first: int
+    last: int
+    unit: str = ""
+
+    @property
+    def key(self) -> str:
+        """What identifies the mutant in its file."""
+        return f"{self.file}:{self.start}:{self.end}:{self.replacement!r}"
+
+    def apply(self, data: bytes) -> bytes:
+        """The mutated file, from the original's bytes."""
+        return data[: self.start] + self.replacement + data[self.end :]
 
 
 def _shown(text: bytes) -> str:
@@ -199,14 +228,14 @@ def _has_tail(block: Node) -> bool:
     return not (last.type.endswith("_item") or last.type in _TAIL_OK)
 
 
-def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[RustMutant]:
     """Every Rust mutant of `data` inside `lines` whose tree parses without an error, in file
     order. Only code inside function bodies is mutated; test-only code never."""
     try:
-        tree, _ = parse("rust", data, path)
-    except (SourceSkipped, ValueError):
+        tree = parse(data, path)
+    except (RustSourceError, ValueError):
         return []
-    found: list[Mutant] = []
+    found: list[RustMutant] = []
 
     def inside(first: int, last: int) -> bool:
         return all(n in lines for n in range(first, last + 1))
@@ -230,7 +259,7 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
             return
         stmt = _statement_of(at)
         found.append(
-            Mutant(
+            RustMutant(
                 file=path,
                 line=line,
                 start=start,
@@ -418,15 +447,15 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
             mutate(node, unit)
         for child in reversed(node.children):
             stack.append((child, in_body, unit))
-    out: list[Mutant] = []
+    out: list[RustMutant] = []
     seen: set[str] = set()
     for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
         if m.key in seen:
             continue
         seen.add(m.key)
         try:
-            parse("rust", m.apply(data), path)
-        except SourceSkipped:
+            parse(m.apply(data), path)
+        except RustSourceError:
             continue
         out.append(m)
     return out
@@ -518,11 +547,4 @@ def _is_const_fn(func: Node) -> bool:
 def _test_only_item(data: bytes, node: Node) -> bool:
     if node.type not in ("function_item", "mod_item", "impl_item"):
         return False
-    attrs: list[str] = []
-    prev = node.prev_named_sibling
-    while prev is not None and prev.type in ("attribute_item", "line_comment", "block_comment"):
-        if prev.type == "attribute_item":
-            text = data[prev.start_byte : prev.end_byte].decode("utf-8", "replace")
-            attrs.append(" ".join(text[2:-1].split()))
-        prev = prev.prev_named_sibling
-    return test_only(attrs)
+    return test_only(attributes_before(data, node))

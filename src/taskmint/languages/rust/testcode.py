@@ -26,8 +26,12 @@ from pathlib import PurePosixPath
 
 from tree_sitter import Node
 
-from taskmint.index.python import SourceSkipped
-from taskmint.index.treesitter_grammars import parse
+from taskmint.languages.rust.tree import (
+    RustSourceError,
+    attributes_before,
+    inner_attributes,
+    parse,
+)
 
 __all__ = [
     "RestoreError",
@@ -86,30 +90,6 @@ _LEADING = ("attribute_item", "line_comment", "block_comment")
 
 class RestoreError(ValueError):
     """The patched file cannot be read, so its test code cannot be restored: reject the patch."""
-
-
-def _attr_texts(data: bytes, item: Node) -> list[str]:
-    """The attributes before `item` (`#[...]`), without `#[` and `]`, whitespace normalized."""
-    out: list[str] = []
-    prev = item.prev_named_sibling
-    while prev is not None and prev.type in _LEADING:
-        if prev.type == "attribute_item":
-            text = data[prev.start_byte : prev.end_byte].decode("utf-8", "replace")
-            out.append(" ".join(text[2:-1].split()))
-        prev = prev.prev_named_sibling
-    return out
-
-
-def _inner_attr_texts(data: bytes, holder: Node) -> list[str]:
-    """The inner attributes (`#![...]`) at the start of a file or a module body."""
-    out: list[str] = []
-    for child in holder.named_children:
-        if child.type == "inner_attribute_item":
-            text = data[child.start_byte : child.end_byte].decode("utf-8", "replace")
-            out.append(" ".join(text[3:-1].split()))
-        elif child.type not in _LEADING:
-            break
-    return out
 
 
 def _tokens(text: str) -> list[str]:
@@ -258,7 +238,7 @@ def _walk_items(data: bytes, root: Node) -> tuple[list[_Item], dict[str, _Holder
     function bodies), with unique keys, and the holders by key."""
     items: list[_Item] = []
     holders: dict[str, _Holder] = {"": _Holder("", root, len(data))}
-    file_test = test_only(_inner_attr_texts(data, root))
+    file_test = test_only(inner_attributes(data, root))
     stack: list[tuple[Node, str, bool]] = [(root, "", file_test)]
     while stack:
         body, prefix, inherited = stack.pop()
@@ -271,11 +251,11 @@ def _walk_items(data: bytes, root: Node) -> tuple[list[_Item], dict[str, _Holder
             seen[key] = n
             if n > 1:
                 key = f"{key}#{n}"
-            attrs = _attr_texts(data, child)
+            attrs = attributes_before(data, child)
             inner = child.child_by_field_name("body")
             own = test_only(attrs)
             if inner is not None and child.type == "mod_item":
-                own = own or test_only(_inner_attr_texts(data, inner))
+                own = own or test_only(inner_attributes(data, inner))
             items.append(_Item(key, _lead_start(child), child.end_byte, prefix, own, child))
             if inner is not None and inner.type == "declaration_list":
                 close = (
@@ -295,9 +275,9 @@ def _walk_items(data: bytes, root: Node) -> tuple[list[_Item], dict[str, _Holder
 def test_items(data: bytes, path: str = "") -> list[TestItem]:
     """The outermost test-only items of a Rust file, in source order.
 
-    Raises `SourceSkipped` when the file does not parse.
+    Raises `RustSourceError` when the file does not parse.
     """
-    tree, _ = parse("rust", data, path)
+    tree = parse(data, path)
     items, _ = _walk_items(data, tree.root_node)
     return [TestItem(i.key, i.start, i.end, i.container, True) for i in items if i.test]
 
@@ -315,12 +295,12 @@ def restore_test_modules(pristine_src: str, patched_src: str) -> str:
     old = pristine_src.encode("utf-8")
     new = patched_src.encode("utf-8")
     try:
-        old_tree, _ = parse("rust", old)
-    except SourceSkipped as exc:
+        old_tree = parse(old)
+    except RustSourceError as exc:
         raise RestoreError(f"the pristine file {exc}") from exc
     try:
-        new_tree, _ = parse("rust", new)
-    except SourceSkipped as exc:
+        new_tree = parse(new)
+    except RustSourceError as exc:
         raise RestoreError(f"the patched file {exc}; its test code cannot be restored") from exc
     old_items, _ = _walk_items(old, old_tree.root_node)
     new_items, holders = _walk_items(new, new_tree.root_node)
@@ -404,11 +384,11 @@ def test_module_files(sources: Mapping[str, bytes]) -> set[str]:
         if not rel.endswith(".rs"):
             continue
         try:
-            tree, _ = parse("rust", data, rel)
-        except SourceSkipped:
+            tree = parse(data, rel)
+        except RustSourceError:
             continue
         root = tree.root_node
-        if test_only(_inner_attr_texts(data, root)):
+        if test_only(inner_attributes(data, root)):
             found.add(rel)
         items, _ = _walk_items(data, root)
         path = PurePosixPath(rel)
@@ -418,7 +398,7 @@ def test_module_files(sources: Mapping[str, bytes]) -> set[str]:
                 continue
             if not item.test:
                 continue
-            attrs = _attr_texts(data, node)
+            attrs = attributes_before(data, node)
             name = item.key.rsplit("mod ", 1)[-1].split("#")[0]
             explicit = next(
                 (a for a in attrs if a.startswith("path") and "=" in a and '"' in a), None
@@ -503,7 +483,7 @@ def test_code_edits(patch: str, pristine: Mapping[str, bytes]) -> tuple[str, ...
             continue
         try:
             items = test_items(data, path)
-        except SourceSkipped:
+        except RustSourceError:
             continue
         for item in items:
             first = data.count(b"\n", 0, item.start) + 1
