@@ -12,16 +12,19 @@ from typing import Any, cast
 import pytest
 
 from taskmint.config import FeatureSize
+from taskmint.excise import treesitter_edits as ts_edits
 from taskmint.index.treesitter import index_files
 from taskmint.index.treesitter_defs import definitions
 from taskmint.languages.rust.candidates import STRATEGIES, rust_candidates
 from taskmint.languages.rust.crates import crates_of, denied_lints
 from taskmint.languages.rust.excise import (
     excisable,
+    removal_range,
     remove_function,
     remove_impl,
     remove_method,
     stub_body,
+    stub_edit,
 )
 from taskmint.languages.rust.tree import functions
 from taskmint.patches import apply_patch
@@ -108,6 +111,21 @@ def test_units_are_named_as_the_index_names_them():
             if d.kind != "class"
         ]
         assert ours == index, path
+
+
+def test_stub_and_removal_edits_are_the_tree_sitter_engines():
+    for path in [*FIXTURES.rglob("*.rs"), *SEED_APPS.rglob("*.rs")]:
+        data = path.read_bytes()
+        every = 1 if FIXTURES in path.parents else 7  # a seed's: a sample, each reparses
+        for f in functions(data)[::every]:
+            if f.body is None:
+                continue
+            start, end, text = stub_edit(data, f)
+            assert data[:start] + text + data[end:] == ts_edits.stub_body("rust", data, f.qualname)
+            strategy = "remove_method" if f.kind == "method" else "remove_function"
+            start, end = removal_range(data, f)
+            theirs = ts_edits.edit_range(strategy, "rust", data, f.qualname)
+            assert (start, end) == theirs[:2], (path, f.qualname)
 
 
 SNIPPET = b"""\

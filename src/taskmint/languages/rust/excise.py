@@ -6,7 +6,8 @@ return type accepts it), and only private helpers that nothing else names are de
 tests that need the code then fail at run time, one by one, instead of the whole build.
 
 Units (`excisable`): the functions and methods the index finds (`index.treesitter`, qualnames
-"Type.method", "module.function"), in the crate's own sources (not `tests/`, `benches/`,
+"Type.method", "module.function"; `languages.rust.tree` finds the same ones by the same
+names, as this package sits below the index), in the crate's own sources (not `tests/`, `benches/`,
 `examples/`, `build.rs`, nor files that only test builds compile), leaving out test-only items
 (`#[cfg(test)]` modules, `#[test]` functions; `cfg(not(test))` code, which tests never run),
 `const fn` (a `todo!()` there fails the build as soon as a constant calls it), functions
@@ -16,8 +17,9 @@ there fails every build that expands the macro).
 
 Edits (each a function over one file's bytes; `languages.rust.candidates` plans them over a
 seed, and adds strategy `feature`):
-- `stub_body`: the body becomes `todo!()`; signature and doc comment stay (the same edit as
-  `excise.treesitter_edits.stub_body` for Rust).
+- `stub_body`: the body becomes `todo!()`; signature and doc comment stay (`stub_edit`: the
+  same bytes as `excise.treesitter_edits.stub_body` for Rust; `removal_range` the same range
+  as its removals).
 - `remove_function` (free functions, in any module) and `remove_method` (methods of inherent
   and trait impls): the body becomes `todo!()`, the doc comment goes, and so do the private
   helpers (free functions and inherent methods, not `pub`) that only the removed code named,
