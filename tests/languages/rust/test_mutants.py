@@ -121,6 +121,9 @@ def test_sampling_spreads_over_operators_and_is_seeded():
     assert len({m.operator for m in picked}) == 7
     assert [m.key for m in picked] == [m.key for m in sample_mutants(mutants, 7, "task-1")]
     assert all(isinstance(m, Mutant) for m in picked)
+    ours = rust_mutants("src/a.rs", SRC, ALL)
+    assert [m.description for m in mutants] == [m.description for m in ours]
+    assert [m.key for m in mutants] == [m.key for m in ours]
 
 
 @pytest.mark.slow

@@ -85,6 +85,14 @@ class RustMutant:
     unit: str = ""
 
     @property
+    def description(self) -> str:
+        """`path:line `before` -> `after``, or where a `return` was put."""
+        if self.operator == "early_return":
+            where = f" of {self.unit}" if self.unit else ""
+            return f"{self.file}:{self.line} `{self.after}` at the start{where}"
+        return f"{self.file}:{self.line} `{self.before}` -> `{self.after}`"
+
+    @property
     def key(self) -> str:
         """What identifies the mutant in its file."""
         return f"{self.file}:{self.start}:{self.end}:{self.replacement!r}"
