@@ -5,14 +5,19 @@ reaching into pytest or the interpreter (`_pytest`, `sys._getframe`, `sys.module
 `builtins`, `gc.get_objects`), leaving early (`os._exit`, `atexit`, signals, killing processes);
 for JavaScript, reaching into node's test runner, child processes, rewriting built-in
 prototypes, code compiled under another file's name (`sourceURL`), the inspector or the heap,
-and writing straight to descriptors.
+and writing straight to descriptors. Rust files and cargo's files get the Rust rules instead
+(`languages.rust.scan`: build scripts, manifests, `process::exit`, FFI, fake libtest lines,
+test attributes and `cfg(test)` tricks), when taskmint is importable (not in the copy of this
+file that a Harbor task ships).
 A finding is not proof of cheating (an honest patch may define `__eq__`), so findings are
 reported in the reward, and `VerifyConfig.scan_zeroes_reward` makes any finding cost the reward.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from types import ModuleType
 
 __all__ = ["RULES", "scan_patch"]
 
@@ -87,8 +92,19 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _HASH_COMMENTS = (".py", ".pyi", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml")
 
 
+def _rust_rules() -> ModuleType | None:
+    """The Rust rules, imported when first needed (this file also runs alone, without
+    taskmint, in a Harbor task's grader: then there are none)."""
+    try:  # by name: the copy shipped alone must not fail on an import it cannot make
+        return importlib.import_module("taskmint.languages.rust.scan")
+    except ImportError:
+        return None
+
+
 def scan_patch(patch: str) -> tuple[str, ...]:
-    """`"path:line: what"` for every added line of `patch` that a rule matches, in order."""
+    """`"path:line: what"` for every added line of `patch` that a rule matches, in order (the
+    Rust findings, by `languages.rust.scan.scan_rust_patch`, after the others)."""
+    rust = _rust_rules()
     findings: list[str] = []
     path = "?"
     line_no = 0
@@ -102,6 +118,9 @@ def scan_patch(patch: str) -> tuple[str, ...]:
             line_no = int(m.group(1)) if m else 0
             continue
         if line.startswith("+"):
+            if rust is not None and rust.owns(path):
+                line_no += 1
+                continue  # the Rust rules read it
             code = line[1:].split("#", 1)[0] if path.endswith(_HASH_COMMENTS) else line[1:]
             for what, rule in RULES:
                 if rule.search(code):
@@ -109,4 +128,6 @@ def scan_patch(patch: str) -> tuple[str, ...]:
             line_no += 1
         elif line.startswith(" "):
             line_no += 1
+    if rust is not None:
+        findings.extend(rust.scan_rust_patch(patch))
     return tuple(dict.fromkeys(findings))
