@@ -21,6 +21,7 @@ from taskmint.errors import SandboxUnavailableError, TaskmintError
 from taskmint.harbor.trial import (
     TaskSettings,
     base_images,
+    built_image_tag,
     image_tag,
     read_reward,
     read_task_settings,
@@ -121,6 +122,12 @@ def api(base_image: str):  # type: ignore[no-untyped-def]
     return docker_client().api
 
 
+def _built_tag(folder: Path) -> str:
+    from taskmint.sandbox.docker.client import docker_client
+
+    return built_image_tag(docker_client(), folder)
+
+
 def gone(api, cid: str | None) -> bool:  # type: ignore[no-untyped-def]
     assert cid
     return not api.containers(all=True, filters={"id": cid})
@@ -141,7 +148,7 @@ def test_oracle_scores_1_in_harbor_order_and_leaves_no_container(base_image, api
     assert list(result.seconds) == PHASES
     assert result.logs["verifier/reward.txt"].strip() == "1"
     assert "PASS" in result.logs["verifier"]
-    assert result.image == image_tag(task / "environment")
+    assert result.image == _built_tag(task / "environment")
     assert gone(api, result.container)
     # the image is reused the second time
     again = run_trial(task, "oracle")
@@ -311,7 +318,7 @@ def test_a_separate_verifier_of_its_own_image_holds_its_tests(base_image, api, t
     (task / "tests" / "not-in-the-image.txt").write_text("")
     result = run_trial(task, "oracle")
     assert result.reward == 1.0, result.logs
-    assert result.verifier_image == image_tag(task / "tests") != result.image
+    assert result.verifier_image == _built_tag(task / "tests") != result.image
     assert "not-in-the-image.txt" not in result.logs["verifier"], result.logs["verifier"]
     assert gone(api, result.verifier_container)
 

@@ -315,6 +315,16 @@ def image_tag(environment_dir: Path, base_ids: Sequence[str] = ()) -> str:
     return f"{IMAGE_REPOSITORY}:{digest.hexdigest()[:20]}"
 
 
+def built_image_tag(client: Any, environment_dir: Path) -> str:
+    """The tag `run_trial` builds `environment_dir` under on this machine: `image_tag` with the
+    ids its FROM images have here (a name not on this machine hashed as it is)."""
+    bases = []
+    for base in base_images(environment_dir):
+        info = image_exists(client, base)
+        bases.append(str(info["Id"]) if info is not None else base)
+    return image_tag(environment_dir, bases)
+
+
 def read_reward(files: Mapping[str, bytes]) -> tuple[float, dict[str, Any], str | None]:
     """(reward, details, reason) from the files of /logs/verifier (name -> bytes).
 
@@ -541,11 +551,7 @@ class _Trial:
     def _build(self, settings: TaskSettings, folder: str = "environment") -> str:
         """The image of `folder` (environment/, or tests/ for a separate verifier's own)."""
         context = self.task_dir / folder
-        bases = []
-        for base in base_images(context):
-            info = image_exists(self.client, base)
-            bases.append(str(info["Id"]) if info is not None else base)
-        tag = image_tag(context, bases)
+        tag = built_image_tag(self.client, context)
         key = "build" if folder == "environment" else f"build {folder}"
         if folder == "environment":
             self.result.image = tag
