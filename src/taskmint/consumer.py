@@ -77,7 +77,7 @@ def runtime_for(
     seed = load_seed(
         _origin(task), task.snapshot_id, cache_dir=cache, storage_options=storage_options
     )
-    return seed, build_environment(seed.manifest, cache_dir=cache)
+    return seed, build_environment(seed, cache_dir=cache)
 
 
 def verify(

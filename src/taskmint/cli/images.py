@@ -41,7 +41,7 @@ def cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
         seed = acquire_source(source, cache_dir=config.cache_dir)
         # a JavaScript seed's image (node) is what its Harbor tasks start FROM; the docker
         # backend itself runs Python seeds only so far
-        env = build_environment(seed.manifest, cache_dir=config.cache_dir)
+        env = build_environment(seed, cache_dir=config.cache_dir, sandbox=config.sandbox)
         built[seed.name] = images_mod.build_environment_image(env, base=base)
         say(f"{seed.name}: {built[seed.name]}")
     if args.json:

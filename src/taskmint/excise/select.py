@@ -3,7 +3,8 @@
 Each language's profile names the engine that edits its code (`LanguageProfile.engine`) and
 the strategies that apply. The libcst strategies are registered here (`STRATEGIES`, in the
 order a mixed batch tries them; `candidates_for` runs one by name); the tree-sitter engine has
-its own (`excise.treesitter_candidates`, with the language's syntax).
+its own (`excise.treesitter_candidates`, with the language's syntax); a profile with `own_edits`
+makes its own (`LanguageProfile.candidates`: Rust's).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def excise(
         strategies = tuple(s for s in strategies if s in knobs.strategies)
     language = profile_for_seed(seed)
     strategies = tuple(s for s in strategies if s in language.strategies)
-    return _ENGINES[language.engine](
+    return _ENGINES["profile" if language.own_edits else language.engine](
         seed,
         index,
         max_candidates=max_candidates,
@@ -197,5 +198,36 @@ def _libcst(
     return ExciseResult(candidates=tuple(candidates), skipped=tuple(skipped))
 
 
+def _profile(
+    seed: SeedApp,
+    index: CodeIndex,
+    *,
+    max_candidates: int,
+    min_body_lines: int,
+    random_seed: int,
+    strategies: tuple[Strategy, ...],
+    knobs: Knobs | None,
+    coverage: CoverageMap | None,
+    feature_size: FeatureSize | None,
+) -> ExciseResult:
+    """The candidates a language's profile makes itself (Rust's, which keep the tree
+    building), asked for more when `knobs` will drop some."""
+    found, left_out = profile_for_seed(seed).candidates(
+        seed,
+        index.units,
+        max_candidates=max_candidates if knobs is None else max_candidates * 20,
+        random_seed=random_seed,
+        min_body_lines=min_body_lines,
+        strategies=strategies,
+        feature_size=feature_size,
+    )
+    kept = [c for c in found if knobs is None or matches(c, knobs)]
+    return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
+
+
 # a profile's `engine` -> how its candidates are made
-_ENGINES: dict[str, _Engine] = {"libcst": _libcst, "tree-sitter": _tree_sitter}
+_ENGINES: dict[str, _Engine] = {
+    "libcst": _libcst,
+    "tree-sitter": _tree_sitter,
+    "profile": _profile,
+}

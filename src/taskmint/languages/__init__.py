@@ -6,10 +6,10 @@ leak check read from its code, and the runner part of a Harbor task. The stages 
 profile up and ask it (`profile`, `profile_for_seed`, `profile_for_file`, `detect_profile`,
 `adapter_for`, `build_environment`); none of them names a language.
 
-Registered here: Python (`languages.python`) and JavaScript (`languages.javascript`), and the
-tree-sitter syntaxes of the languages with no profile yet (`languages.grammars`: TypeScript,
-Go, Rust). A new language is a module (or package) with a profile, registered below; see
-docs/languages.md.
+Registered here: Python (`languages.python`), JavaScript (`languages.javascript`) and Rust
+(`languages.rust`), and the tree-sitter syntaxes of the languages with no profile yet
+(`languages.grammars`: TypeScript, Go). A new language is a module (or package) with a
+profile, registered below; see docs/languages.md.
 
 This package sits below the stages that ask it (acquire, index, excise, validate, strength,
 verify, describe, harbor, pipeline) and above what its profiles wrap (runners, sandbox, envs).
@@ -39,6 +39,7 @@ from taskmint.languages.base import (
 from taskmint.languages.grammars import GO, RUST, TYPESCRIPT
 from taskmint.languages.javascript import JavaScriptProfile
 from taskmint.languages.python import PythonProfile
+from taskmint.languages.rust import RustProfile
 from taskmint.languages.treesitter import Grammar, MutationSyntax, TreeSitterSyntax
 
 __all__ = [
@@ -71,5 +72,6 @@ __all__ = [
 
 register(PythonProfile())
 register(JavaScriptProfile())
-for _syntax in (TYPESCRIPT, GO, RUST):
+register(RustProfile())
+for _syntax in (TYPESCRIPT, GO):
     register_syntax(_syntax)

@@ -20,9 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from taskmint.config import FeatureSize, SandboxConfig
 from taskmint.errors import ManifestError
 from taskmint.languages.treesitter import TreeSitterSyntax
-from taskmint.records import Environment, Language, SeedApp, SeedManifest, Strategy
+from taskmint.records import (
+    Candidate,
+    Environment,
+    Language,
+    SeedApp,
+    SeedManifest,
+    SkippedFile,
+    Strategy,
+    Unit,
+)
 from taskmint.runners.adapters import Adapter
 
 __all__ = [
@@ -89,6 +99,9 @@ class LanguageProfile(abc.ABC):
     # how the stages read and edit its code: "libcst" (Python's own syntax trees: the libcst
     # indexer and strategies, `ast` for mutants and statements) or "tree-sitter" (`syntax`)
     engine: ClassVar[str]
+    # whether the profile makes its own candidates and mutants (`candidates`, `mutants`: Rust's,
+    # which keep the tree compiling) rather than its engine's generic strategies and operators
+    own_edits: ClassVar[bool] = False
     syntax: ClassVar[TreeSitterSyntax | None] = None
     # the excision strategies that apply, in the order a mixed batch tries them
     strategies: ClassVar[tuple[Strategy, ...]]
@@ -145,12 +158,46 @@ class LanguageProfile(abc.ABC):
     def build_environment(self, manifest: SeedManifest, *, cache_dir: Path) -> Environment:
         """Build (or reuse) the environment the seed's tests run in."""
 
+    def seed_environment(
+        self, seed: SeedApp, *, cache_dir: Path, sandbox: SandboxConfig | None = None
+    ) -> Environment:
+        """Build (or reuse) the environment of a seed's snapshot. By default its manifest's
+        (`build_environment`); a language whose environment holds a build of the snapshot
+        itself (Rust's warm target folder) builds it here, in a sandbox of `sandbox`."""
+        return self.build_environment(seed.manifest, cache_dir=cache_dir)
+
+    def seed_environment_id(self, seed: SeedApp) -> str:
+        """The id `seed_environment` gives the seed (by default its manifest's)."""
+        return self.environment_id(seed.manifest)
+
     # -- runner -----------------------------------------------------------------------------
 
     @property
     @abc.abstractmethod
     def adapter(self) -> Adapter:
         """The test runner's adapter: its command in the sandbox and its report reader."""
+
+    # -- code (`own_edits`) -------------------------------------------------------------------
+
+    def candidates(
+        self,
+        seed: SeedApp,
+        units: Sequence[Unit],
+        *,
+        max_candidates: int,
+        random_seed: int,
+        min_body_lines: int,
+        strategies: Sequence[Strategy],
+        feature_size: FeatureSize | None,
+    ) -> tuple[list[Candidate], list[SkippedFile]]:
+        """The candidates of a seed whose profile makes its own (`own_edits`), and what was
+        left out and why."""
+        raise NotImplementedError(f"{self.name} makes no candidates of its own")
+
+    def mutants(self, path: str, data: bytes, lines: set[int]) -> list[dict[str, Any]]:
+        """The mutants of file `path` (`data`) inside `lines` of a profile with `own_edits`:
+        the fields of `strength.mutants.Mutant` each (which this layer cannot import)."""
+        raise NotImplementedError(f"{self.name} makes no mutants of its own")
 
     # -- what statements say ----------------------------------------------------------------
 
@@ -301,15 +348,24 @@ def adapter_for(manifest: SeedManifest) -> Adapter:
     return profile(manifest.language).adapter
 
 
-def build_environment(manifest: SeedManifest, *, cache_dir: Path) -> Environment:
-    """The `envs` verb: build (or reuse) the environment of a seed's manifest, as its
-    language's profile builds it."""
-    return profile(manifest.language).build_environment(manifest, cache_dir=Path(cache_dir))
+def build_environment(
+    target: SeedApp | SeedManifest, *, cache_dir: Path, sandbox: SandboxConfig | None = None
+) -> Environment:
+    """The `envs` verb: build (or reuse) the environment of a seed (`SeedApp`: its snapshot,
+    which some languages build in a sandbox of `sandbox`, by default the local one), or of a
+    manifest alone, as its language's profile builds it."""
+    if isinstance(target, SeedApp):
+        return profile(target.manifest.language).seed_environment(
+            target, cache_dir=Path(cache_dir), sandbox=sandbox
+        )
+    return profile(target.language).build_environment(target, cache_dir=Path(cache_dir))
 
 
-def environment_id(manifest: SeedManifest) -> str:
-    """The id of the environment `build_environment` gives the manifest."""
-    return profile(manifest.language).environment_id(manifest)
+def environment_id(target: SeedApp | SeedManifest) -> str:
+    """The id of the environment `build_environment` gives the seed or manifest."""
+    if isinstance(target, SeedApp):
+        return profile(target.manifest.language).seed_environment_id(target)
+    return profile(target.language).environment_id(target)
 
 
 def profile_for_file(path: str) -> LanguageProfile | None:

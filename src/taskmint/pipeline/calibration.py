@@ -196,7 +196,7 @@ def calibrate_version(
         for i, group in enumerate(by_snapshot.values()):
             progress.seed_started(group[0].seed, i, len(by_snapshot))
             seed = load_seed(version, group[0].snapshot_id, cache_dir=config.cache_dir)
-            env = build_environment(seed.manifest, cache_dir=config.cache_dir)
+            env = build_environment(seed, cache_dir=config.cache_dir, sandbox=config.sandbox)
             seeds.append((seed, env.env_id, env.python_version))
             chosen = [t for t in group if t.instance_id in wanted]
             rest = [t for t in group if t.instance_id not in wanted]

@@ -64,7 +64,7 @@ def acquire_seed(source: SeedSource, config: PipelineConfig) -> SeedApp:
 @step("envs", infra=True, retry_delay=5)
 def build_seed_environment(seed: SeedApp, config: PipelineConfig) -> Environment:
     """Build or reuse the seed's environment (retried: a failed download is infrastructure)."""
-    return build_environment(seed.manifest, cache_dir=config.cache_dir)
+    return build_environment(seed, cache_dir=config.cache_dir, sandbox=config.sandbox)
 
 
 @step("index")

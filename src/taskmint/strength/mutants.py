@@ -662,10 +662,18 @@ def _tree_sitter(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
     return [] if language is None else treesitter_mutants(path, data, lines, language)
 
 
+def _profile(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+    language = profile_for_file(path)
+    if language is None:
+        return []
+    return [Mutant(**fields) for fields in language.mutants(path, data, lines)]
+
+
 # a profile's `engine` -> how a file of its language is mutated
 _MUTATORS: dict[str, Callable[[str, bytes, set[int]], list[Mutant]]] = {
     "libcst": _libcst,
     "tree-sitter": _tree_sitter,
+    "profile": _profile,
 }
 
 
@@ -674,7 +682,10 @@ def mutants_of(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
     profile's engine (Python's `ast`, or tree-sitter with the language's mutation syntax), a
     tree-sitter syntax of a language with no profile (TypeScript); none for another file."""
     language = profile_for_file(path)
-    return _MUTATORS[language.engine if language is not None else "tree-sitter"](path, data, lines)
+    engine = "tree-sitter" if language is None else language.engine
+    if language is not None and language.own_edits:
+        engine = "profile"
+    return _MUTATORS[engine](path, data, lines)
 
 
 def sample_mutants(mutants: list[Mutant], n: int, seed: str) -> list[Mutant]:

@@ -16,8 +16,9 @@ from taskmint.acquire.sources import SourceError
 from taskmint.config import Limits
 from taskmint.errors import EnvironmentBuildError
 from taskmint.files import copy_tree
+from taskmint.languages import adapter_for, detect_profile, environment_id, profile
+from taskmint.languages import build_environment as build_any
 from taskmint.languages.rust import (
-    PROFILE,
     ToolchainMissing,
     build_environment,
     detect_manifest,
@@ -135,7 +136,12 @@ def test_a_published_crate_is_acquired_vendored_and_run_offline(cache_dir, sandb
     ws = tmp_path / "ws"
     copy_tree(Path(seed.root), ws, seed.files)
     report = run_tests(
-        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=Limits(wall_seconds=600)
+        sandbox,
+        ws,
+        seed.manifest,
+        env,
+        adapter=profile("rust").adapter,
+        limits=Limits(wall_seconds=600),
     )
     outcomes = report.outcome_map()
     assert report.complete and not report.collection_errors
@@ -197,7 +203,12 @@ def test_test_targets_that_cannot_build_are_left_out(tmp_path, cache_dir, sandbo
     ws = tmp_path / "ws"
     copy_tree(Path(seed.root), ws, seed.files)
     report = run_tests(
-        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=Limits(wall_seconds=300)
+        sandbox,
+        ws,
+        seed.manifest,
+        env,
+        adapter=profile("rust").adapter,
+        limits=Limits(wall_seconds=300),
     )
     assert report.outcome_map() == {"test:partial/t::doubles": "passed"}
     assert not report.collection_errors
@@ -218,7 +229,12 @@ def test_a_2024_edition_crates_merged_doctests_are_read(tmp_path, cache_dir, san
     ws = tmp_path / "ws"
     copy_tree(Path(seed.root), ws, seed.files)
     report = run_tests(
-        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=Limits(wall_seconds=300)
+        sandbox,
+        ws,
+        seed.manifest,
+        env,
+        adapter=profile("rust").adapter,
+        limits=Limits(wall_seconds=300),
     )
     assert report.outcome_map() == {
         "doc:ed24::src/lib.rs - double": "passed",
@@ -228,12 +244,14 @@ def test_a_2024_edition_crates_merged_doctests_are_read(tmp_path, cache_dir, san
     assert not report.tampered and not report.collection_errors
 
 
-def test_the_rust_profile_is_registered_and_says_what_it_needs(rust_seed):
-    from taskmint.languages import adapter_for, detect_profile, profile
-
-    assert profile("rust") is PROFILE and PROFILE.runner == "cargo"
-    assert detect_profile(TINYRS, name="tinyrs") is PROFILE
-    assert adapter_for(rust_seed.manifest) is PROFILE.adapter
-    assert PROFILE.adapter.inside_files == ("cargo_runner.py",)
+def test_the_rust_profile_is_registered_and_builds_from_the_seed(rust_seed, rust_env, cache_dir):
+    rust = profile("rust")
+    assert rust.runner == "cargo" and rust.own_edits
+    assert detect_profile(TINYRS, name="tinyrs") is profile("rust")
+    assert adapter_for(rust_seed.manifest) is profile("rust").adapter
+    assert profile("rust").adapter.inside_files == ("cargo_runner.py",)
     with pytest.raises(EnvironmentBuildError, match="built from the seed itself"):
-        PROFILE.build_environment(rust_seed.manifest, cache_dir=Path("/nonexistent"))
+        profile("rust").build_environment(rust_seed.manifest, cache_dir=Path("/nonexistent"))
+    # the stages' verb, given the seed, builds (here: reuses) the snapshot's environment
+    again = build_any(rust_seed, cache_dir=cache_dir)
+    assert again == rust_env and environment_id(rust_seed) == rust_env.env_id

@@ -12,7 +12,8 @@ import pytest
 from taskmint.config import Limits
 from taskmint.errors import SandboxError
 from taskmint.files import copy_tree
-from taskmint.languages.rust import PROFILE, parse_cargo_report
+from taskmint.languages import profile
+from taskmint.languages.rust import parse_cargo_report
 from taskmint.records import Environment, RunReport, SeedApp
 from taskmint.runners import run_tests
 from taskmint.runners.inside.cargo_runner import doc_ids, parse_doctests
@@ -50,7 +51,13 @@ def _run(
     for rel, text in (edits or {}).items():
         (ws / rel).write_text(text)
     return run_tests(
-        sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=limits, test_ids=test_ids
+        sandbox,
+        ws,
+        seed.manifest,
+        env,
+        adapter=profile("rust").adapter,
+        limits=limits,
+        test_ids=test_ids,
     )
 
 
