@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -219,22 +219,28 @@ def grade_mutants(
     limits: Limits,
     coverage: CoverageMap | None,
     workers: int = 1,
+    graded: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, Verdict]:
     """Mutant key -> its verdict from one run of `validate_batch` (mutants with the same key
-    are graded once)."""
+    are graded once). Without a coverage map, `graded` (mutant key -> the graded tests of the
+    tasks it is a mutant of) bounds what each mutant's run runs: nothing else decides whether
+    it is killed, and a compiled language then builds only the test targets holding them."""
     unique: dict[str, Mutant] = {}
     for m in mutants:
         unique.setdefault(m.key, m)
     # One batch per run limit (`mutant_wall`): the limit is the seed's manifest timeout, which
-    # validation's own limit never exceeds.
-    tiers: dict[float, list[tuple[str, Candidate]]] = {}
+    # validation's own limit never exceeds; and per bound on the tests, when there is one.
+    tiers: dict[tuple[float, frozenset[str] | None], list[tuple[str, Candidate]]] = {}
     for key, m in unique.items():
         cand = mutant_candidate(m, seed)
         wall = mutant_wall(cand, seed, baseline, coverage)
         cap = seed.manifest.timeout if wall is None else min(wall, seed.manifest.timeout)
-        tiers.setdefault(cap, []).append((key, cand))
+        within = graded.get(key) if graded is not None and coverage is None else None
+        tiers.setdefault((cap, within), []).append((key, cand))
     out: dict[str, Verdict] = {}
-    for cap, pairs in sorted(tiers.items()):
+    for (cap, within), pairs in sorted(
+        tiers.items(), key=lambda kv: (kv[0][0], sorted(kv[0][1] or ()))
+    ):
         capped = dataclasses.replace(seed, manifest=dataclasses.replace(seed.manifest, timeout=cap))
         verdicts = validate_batch(
             [c for _, c in pairs],
@@ -246,6 +252,7 @@ def grade_mutants(
             limits=limits,
             coverage=coverage,
             workers=workers,
+            within=within,
         )
         out.update((key, v) for (key, _), v in zip(pairs, verdicts, strict=True))
     return out
@@ -274,6 +281,10 @@ def measure_strength(
         every = gate_mutants(item, seed, 1 << 30)
         generated[item.key] = len(every)
         chosen[item.key] = sample_mutants(every, mutants, item.key)
+    bounds: dict[str, frozenset[str]] = {}
+    for item in items:
+        for m in chosen[item.key]:
+            bounds[m.key] = bounds.get(m.key, frozenset()) | frozenset(item.graded)
     verdicts = grade_mutants(
         [m for ms in chosen.values() for m in ms],
         seed,
@@ -283,6 +294,7 @@ def measure_strength(
         limits=limits,
         coverage=coverage,
         workers=workers,
+        graded=bounds,
     )
     if verdicts and all(v.status == "sandbox_error" for v in verdicts.values()):
         first = next(iter(verdicts.values()))

@@ -91,6 +91,7 @@ def validate_candidate(
     limits: Limits,
     coverage: CoverageMap | None = None,
     reruns: Reruns = "open",
+    within: frozenset[str] | None = None,
 ) -> Verdict:
     """The `validate` verb: run the broken tree up to `runs` times and compare with the baseline.
 
@@ -99,8 +100,10 @@ def validate_candidate(
     each later run repeats only the tests whose verdict is still open (`_open_tests`: those that
     have not passed yet), and none is made when no test is open. `reruns="all"` repeats the whole
     first run instead: the same verdict and FAIL_TO_PASS (see `_open_tests`), and a test that
-    passed once and failed later is dropped rather than PASS_TO_PASS. Never raises for a bad
-    candidate: every outcome is a `Verdict`.
+    passed once and failed later is dropped rather than PASS_TO_PASS. With `within`, only the
+    stable tests among those run (the caller needs no other's verdict: the test-strength gate's
+    graded tests, when no coverage map selects). Never raises for a bad candidate: every
+    outcome is a `Verdict`.
     """
     start = time.monotonic()
 
@@ -120,6 +123,9 @@ def validate_candidate(
         return verdict("original_failed", baseline.reason)
     stable = set(baseline.stable_passed)
     selected = select_tests(candidate, coverage, baseline.stable_passed, seed)
+    if within is not None:
+        selected = selected if selected is not None else baseline.stable_passed
+        selected = tuple(t for t in selected if t in within)
     if selected is not None:
         selected = tuple(t for t in selected if t in stable)
         if not selected:

@@ -120,9 +120,11 @@ def validate_batch(
     coverage: CoverageMap | None = None,
     workers: int = 1,
     reruns: Reruns = "open",
+    within: frozenset[str] | None = None,
 ) -> list[Verdict]:
     """The verdict of each candidate (in order), on up to `workers` runs at a time: forked runs
-    for the candidates `unforkable` allows, `validate_candidate` for the rest."""
+    for the candidates `unforkable` allows, `validate_candidate` for the rest. With `within`
+    (no coverage map), each runs only the stable tests among it (see `validate_candidate`)."""
 
     def ordinary(cand: Candidate) -> Verdict:
         return validate_candidate(
@@ -135,8 +137,11 @@ def validate_batch(
             limits=limits,
             coverage=coverage,
             reruns=reruns,
+            within=within,
         )
 
+    if within is not None and coverage is not None:
+        raise ValueError("`within` is for a seed without a coverage map")
     verdicts: dict[str, Verdict] = {}
     forked: list[_Item] = []
     own: list[_Item] = []
