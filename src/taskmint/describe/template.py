@@ -54,11 +54,21 @@ def _module(facts: Facts, file: str) -> str | None:
     return profile(facts.language).module_name(file)
 
 
+def _cls(facts: Facts) -> str:
+    """What the language calls the unit `remove_class` removes ("class"; Rust: "impl block")."""
+    return profile(facts.language).class_noun
+
+
+def _owner(facts: Facts) -> str:
+    """What the language calls what a method belongs to ("class"; Rust: "type")."""
+    return profile(facts.language).owner_noun
+
+
 def _where(unit: UnitFacts, facts: Facts) -> str:
     if unit.kind == "method" and unit.owner:
-        return f"a method of the class `{unit.owner}` in `{unit.file}`"
+        return f"a method of the {_owner(facts)} `{unit.owner}` in `{unit.file}`"
     if unit.kind == "class":
-        return f"a class at the top level of `{unit.file}`"
+        return f"a {_cls(facts)} at the top level of `{unit.file}`"
     module = _module(facts, unit.file)
     if module is not None:
         return f"a function at the top level of `{unit.file}` (module `{module}`)"
@@ -109,7 +119,7 @@ def _title(facts: Facts, style: StatementStyle) -> str:
         if s == "remove_class" and not facts.whole_class:
             return f"# Most methods of `{qual}` are gone from `{main.file}`"
         if s == "remove_class":
-            return f"# The class `{qual}` is gone from `{main.file}`"
+            return f"# The {_cls(facts)} `{qual}` is gone from `{main.file}`"
         if s == "remove_block":
             return f"# `{qual}` no longer handles every case"
         if s == "feature":
@@ -120,9 +130,9 @@ def _title(facts: Facts, style: StatementStyle) -> str:
     if s in ("remove_function", "remove_method"):
         return f"# Add the missing {main.kind} `{qual}` to `{main.file}`"
     if s == "remove_class" and not facts.whole_class:
-        return f"# Add the missing methods of the class `{qual}` in `{main.file}`"
+        return f"# Add the missing methods of the {_cls(facts)} `{qual}` in `{main.file}`"
     if s == "remove_class":
-        return f"# Add the missing class `{qual}` to `{main.file}`"
+        return f"# Add the missing {_cls(facts)} `{qual}` to `{main.file}`"
     if s == "remove_block":
         return f"# Restore the missing behaviour of `{qual}` in `{main.file}`"
     if s == "feature":
@@ -149,15 +159,16 @@ def _intro(facts: Facts, style: StatementStyle) -> str:
             )
         if s == "remove_class" and not facts.whole_class:
             return (
-                f"The class `{qual}` in `{main.file}` is still there, but most of its methods "
-                "are gone (its constructor, its other dunder methods and its attributes are "
-                "left), and other code and the tests call them. They need to be written again."
+                f"The {_cls(facts)} `{qual}` in `{main.file}` is still there, but most of its "
+                "methods are gone (its constructor, its other dunder methods and its attributes "
+                "are left), and other code and the tests call them. They need to be written "
+                "again."
             )
         if s == "remove_class":
             return (
-                f"The class `{qual}` has been removed from `{main.file}`, but other code and the "
-                "tests still use it. It needs to be written again there, with the methods listed "
-                "below."
+                f"The {_cls(facts)} `{qual}` has been removed from `{main.file}`, but other code "
+                "and the tests still use it. It needs to be written again there, with the "
+                "methods listed below."
             )
         if s == "remove_block":
             return (
@@ -185,23 +196,27 @@ def _intro(facts: Facts, style: StatementStyle) -> str:
             "again."
         )
     if s in ("remove_function", "remove_method"):
-        where = f"class `{main.owner}` in `{main.file}`" if kind == "method" else f"`{main.file}`"
+        where = (
+            f"{_owner(facts)} `{main.owner}` in `{main.file}`"
+            if kind == "method"
+            else f"`{main.file}`"
+        )
         return (
             f"The {kind} `{qual}` has been removed from {where}, but the rest of the project and "
             "its tests still call it. Define it again there so that the test suite passes."
         )
     if s == "remove_class" and not facts.whole_class:
         return (
-            f"Most methods of the class `{qual}` in `{main.file}` have been removed; the class "
-            "itself, its constructor and other dunder methods, and its attributes remain. The "
-            "rest of the project and its tests still call the missing methods. Write them again "
-            "in the class, as listed below, so that the test suite passes."
+            f"Most methods of the {_cls(facts)} `{qual}` in `{main.file}` have been removed; "
+            "the class itself, its constructor and other dunder methods, and its attributes "
+            "remain. The rest of the project and its tests still call the missing methods. "
+            "Write them again in the class, as listed below, so that the test suite passes."
         )
     if s == "remove_class":
         return (
-            f"The class `{qual}` has been removed from `{main.file}`, but the rest of the project "
-            "and its tests still use it. Write it again in that file, with the methods listed "
-            "below, so that the test suite passes."
+            f"The {_cls(facts)} `{qual}` has been removed from `{main.file}`, but the rest of "
+            "the project and its tests still use it. Write it again in that file, with the "
+            "methods listed below, so that the test suite passes."
         )
     if s == "remove_block":
         return (
@@ -237,12 +252,12 @@ def _where_section(facts: Facts, detail: int) -> list[str]:
             if module is not None:
                 where += f" (module `{module}`)"
             out.append(
-                f"The class `{cls.qualname}` {where}, declared as below, with "
+                f"The {_cls(facts)} `{cls.qualname}` {where}, declared as below, with "
                 + (f"these {len(methods)} methods:" if methods else "its methods:")
             )
         else:
             out.append(
-                f"These {len(methods)} methods go back into the class `{cls.qualname}` in "
+                f"These {len(methods)} methods go back into the {_cls(facts)} `{cls.qualname}` in "
                 f"`{cls.file}`:"
             )
         out += ["", *_signature_block(facts, units), ""]

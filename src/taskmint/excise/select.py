@@ -96,7 +96,10 @@ def excise(
     if knobs is not None and knobs.strategies is not None:
         strategies = tuple(s for s in strategies if s in knobs.strategies)
     language = profile_for_seed(seed)
-    strategies = tuple(s for s in strategies if s in language.strategies)
+    # a strategy the libcst engine has no name for (`remove_method`) is never asked for by
+    # name, and always kept
+    unnamed = tuple(s for s in language.strategies if s not in STRATEGIES + strategies)
+    strategies = tuple(s for s in strategies if s in language.strategies) + unnamed
     return _ENGINES["profile" if language.own_edits else language.engine](
         seed,
         index,
@@ -143,14 +146,25 @@ def _tree_sitter(
     found, left_out = treesitter_candidates(
         seed,
         index.units,
-        max_candidates=max_candidates if knobs is None else max_candidates * 20,
+        max_candidates=_asked(max_candidates, knobs),
         random_seed=random_seed,
         min_body_lines=min_body_lines,
     )
     kept = [c for c in found if c.strategy in strategies or c.strategy not in STRATEGIES]
-    if knobs is not None:
-        kept = [c for c in kept if matches(c, knobs)]
-    return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
+    return _kept(kept, left_out, knobs, max_candidates)
+
+
+def _asked(max_candidates: int, knobs: Knobs | None) -> int:
+    """How many candidates to ask a one-shot engine for: more when `knobs` will drop some."""
+    return max_candidates if knobs is None else max_candidates * 20
+
+
+def _kept(
+    found: list[Candidate], left_out: list[SkippedFile], knobs: Knobs | None, limit: int
+) -> ExciseResult:
+    """The first `limit` of `found` inside `knobs`, and what was left out."""
+    kept = [c for c in found if knobs is None or matches(c, knobs)]
+    return ExciseResult(candidates=tuple(kept[:limit]), skipped=tuple(left_out))
 
 
 def _libcst(
@@ -215,14 +229,13 @@ def _profile(
     found, left_out = profile_for_seed(seed).candidates(
         seed,
         index.units,
-        max_candidates=max_candidates if knobs is None else max_candidates * 20,
+        max_candidates=_asked(max_candidates, knobs),
         random_seed=random_seed,
         min_body_lines=min_body_lines,
         strategies=strategies,
         feature_size=feature_size,
     )
-    kept = [c for c in found if knobs is None or matches(c, knobs)]
-    return ExciseResult(candidates=tuple(kept[:max_candidates]), skipped=tuple(left_out))
+    return _kept(found, left_out, knobs, max_candidates)
 
 
 # a profile's `engine` -> how its candidates are made

@@ -110,6 +110,9 @@ class LanguageProfile(abc.ABC):
     # whether a line `name(...) {` heads a method (a JavaScript class body), for what describe
     # reads of the code line by line (where the missing names are used)
     brace_methods: ClassVar[bool] = False
+    # what the statements call the unit `remove_class` removes, and what a method belongs to
+    class_noun: ClassVar[str] = "class"
+    owner_noun: ClassVar[str] = "class"
     # whether `taskmint export harbor` can export its tasks (`harbor_runner`)
     harbor: ClassVar[bool] = False
 

@@ -104,6 +104,8 @@ class RustProfile(LanguageProfile):
     syntax: ClassVar[TreeSitterSyntax | None] = RUST
     strategies: ClassVar[tuple[Strategy, ...]] = STRATEGIES
     brace_methods: ClassVar[bool] = True
+    class_noun: ClassVar[str] = "impl block"
+    owner_noun: ClassVar[str] = "type"
 
     def __init__(self) -> None:
         self._adapter = CargoAdapter()

@@ -1,0 +1,49 @@
+"""Rust tasks end to end: minted from the bundled seed by the pipeline's own steps, published,
+read back, and graded through the CLI and the consumer's `verify`: the gold patch gets 1, no
+patch 0."""
+
+from __future__ import annotations
+
+import json
+
+from taskmint import consumer
+from taskmint.cli import main
+from taskmint.consumer import load_tasks
+
+
+def test_published_rust_tasks_read_back_whole(cronplan_tasks):
+    _seed, _env, tasks, dataset = cronplan_tasks
+    loaded = {t.instance_id: t for t in load_tasks(dataset, streaming=False)}
+    assert set(loaded) == {t.instance_id for t in tasks}
+    for task in tasks:
+        back = loaded[task.instance_id]
+        assert back.language == "rust" and back.FAIL_TO_PASS == task.FAIL_TO_PASS
+        assert back.FAIL_TO_PASS and all(":" in t for t in back.FAIL_TO_PASS)
+        assert back.problem_statement.strip() and len(back.hints) >= 3
+        assert "todo!()" in back.breaking_patch or back.strategy != "stub_body"
+        # the gate graded mutants of the gold code with the task's tests
+        assert back.mutants >= 1 and back.mutation_score is not None
+
+
+def test_cli_gives_the_gold_patch_1_and_no_patch_0(cronplan_tasks, tmp_path, capsys):
+    _seed, _env, tasks, dataset = cronplan_tasks
+    empty = tmp_path / "empty.diff"
+    empty.write_text("")
+    for task in tasks[:2]:
+        gold = tmp_path / f"{task.instance_id}.diff"
+        gold.write_text(task.gold_patch)
+        rewards = []
+        for patch in (gold, empty):
+            argv = ["--output", str(tmp_path), "verify", task.instance_id, str(patch)]
+            assert main([*argv, "--dataset", str(dataset), "--json"]) == 0
+            rewards.append(json.loads(capsys.readouterr().out))
+        assert rewards[0]["reward"] == 1.0, rewards[0]["reason"]
+        assert rewards[1]["reward"] == 0.0 and rewards[1]["passed"] < rewards[1]["expected"]
+
+
+def test_the_consumers_verify_grades_a_loaded_rust_task(cronplan_tasks, cache_dir):
+    _seed, _env, tasks, dataset = cronplan_tasks
+    task = next(t for t in load_tasks(dataset, streaming=False))
+    assert consumer.verify(task, task.gold_patch, cache_dir=cache_dir).reward == 1.0
+    broken = consumer.verify(task, "", cache_dir=cache_dir)
+    assert broken.reward == 0.0 and "did not pass" in broken.reason
