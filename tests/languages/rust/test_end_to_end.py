@@ -31,7 +31,7 @@ def test_cli_gives_the_gold_patch_1_and_no_patch_0(cronplan_tasks, tmp_path, cap
     empty.write_text("")
     for task in tasks[:2]:
         gold = tmp_path / f"{task.instance_id}.diff"
-        gold.write_text(task.gold_patch)
+        gold.write_text(task.patch)
         rewards = []
         for patch in (gold, empty):
             argv = ["--output", str(tmp_path), "verify", task.instance_id, str(patch)]
@@ -42,8 +42,37 @@ def test_cli_gives_the_gold_patch_1_and_no_patch_0(cronplan_tasks, tmp_path, cap
 
 
 def test_the_consumers_verify_grades_a_loaded_rust_task(cronplan_tasks, cache_dir):
-    _seed, _env, tasks, dataset = cronplan_tasks
+    dataset = cronplan_tasks[3]
     task = next(t for t in load_tasks(dataset, streaming=False))
-    assert consumer.verify(task, task.gold_patch, cache_dir=cache_dir).reward == 1.0
+    assert consumer.verify(task, task.patch, cache_dir=cache_dir).reward == 1.0
     broken = consumer.verify(task, "", cache_dir=cache_dir)
     assert broken.reward == 0.0 and "did not pass" in broken.reason
+
+
+def test_the_reward_service_grades_rust_tasks(cronplan_tasks, work_dir, tmp_path):
+    from taskmint import RewardClient
+    from tests.service.helpers import running
+
+    _seed, _env, tasks, dataset = cronplan_tasks
+    with running(dataset, work_dir, tmp_path / "serve.log") as server:
+        client = RewardClient(server.url)
+        task = tasks[0]
+        assert client.verify(task.instance_id, task.patch).reward == 1.0
+        assert client.verify(task.instance_id, "").reward == 0.0
+
+
+def test_an_openenv_gold_episode_on_a_rust_task_earns_1(
+    cronplan_tasks, work_dir, cache_dir, tmp_path
+):
+    from tests.openenv.helpers import gold_edits, gold_episode, running_server
+
+    _seed, _env, tasks, dataset = cronplan_tasks
+    task = sorted(tasks, key=lambda t: t.instance_id)[0]
+    edits = gold_edits(task, cache_dir, tmp_path)
+    with running_server(dataset, work_dir, tmp_path / "openenv.log") as url:
+        _took, seen = gold_episode(url, "rust", 0, edits)
+    assert seen["reset"].observation.language == "rust"
+    tests = seen["run_tests"].observation
+    assert not tests.error and "passed" in tests.output, tests.output
+    submit = seen["submit"]
+    assert submit.done and submit.reward == 1.0, submit.observation.output

@@ -33,9 +33,7 @@ def test_excise_makes_the_rust_profiles_candidates(cache_dir):
     assert all("todo!()" in c.breaking_patch for c in stubs)
     # the same inputs, the same ids
     again = excise(seed, index_seed(seed), max_candidates=30, random_seed=3)
-    assert [c.candidate_id for c in again.candidates] == [
-        c.candidate_id for c in result.candidates
-    ]
+    assert [c.candidate_id for c in again.candidates] == [c.candidate_id for c in result.candidates]
 
 
 def test_mutants_of_a_rust_file_are_the_profiles_as_mutant_records():
