@@ -16,8 +16,8 @@
 - `RUST_PROTECTED_NAMES` (`RustProfile.protected_names`): the files that configure a Rust
   build or test run, which no patch may change and which stay read-only in every run;
 - verify: the files only test builds compile are test code (`test_code_files`), and the
-  pristine `#[cfg(test)]` modules and `#[test]` functions are put back into every source file a
-  patch touched (`restore_test_code`); a patch whose remaining code changes what compiles under
+  pristine `#[cfg(test)]` modules and `#[test]` functions, and the doc comments that hold
+  doctests, are put back into every source file a patch touched (`restore_test_code`); a patch whose remaining code changes what compiles under
   test (`cfg(test)`, `cfg!(test)`, `cfg_attr(test, ...)` outside test code, in lines the
   original does not have) is rewarded 0; `fatal_findings`: what the static scan finds that
   the runner cannot tell from a result (a printed libtest line, an exit) costs the reward;
@@ -51,6 +51,7 @@ from taskmint.languages.rust.detect import (
     is_rust_tree,
     prepare_tree,
 )
+from taskmint.languages.rust.doccode import restore_doc_tests
 from taskmint.languages.rust.environment import build_environment, environment_id
 from taskmint.languages.rust.hidden import choose_hidden
 from taskmint.languages.rust.hidden import strip_hidden as strip_hidden_tests
@@ -263,9 +264,10 @@ class RustProfile(LanguageProfile):
     def restore_test_code(self, pristine_root: Path, ws: Path, files: Sequence[str]) -> str | None:
         """Every `.rs` file among `files` gets the pristine test-only items back
         (`testcode.restore_test_modules`; test-only items a patch added are removed, a new
-        file's all of them); None, or why the patch is rewarded 0: a file that does not parse
-        or became test-only, or a line outside test code, not in the original file, that
-        depends on `cfg(test)` (the library would answer its unit tests differently)."""
+        file's all of them) and the pristine doc comments that hold doctests
+        (`doccode.restore_doc_tests`); None, or why the patch is rewarded 0: a file that does
+        not parse or became test-only, or a line outside test code, not in the original file,
+        that depends on `cfg(test)` (the library would answer its unit tests differently)."""
         for rel in sorted(set(files)):
             path = ws / rel
             if not rel.endswith(".rs") or path.is_symlink() or not path.is_file():
@@ -275,6 +277,8 @@ class RustProfile(LanguageProfile):
             patched = path.read_text(encoding="utf-8", errors="surrogateescape")
             try:
                 restored = restore_test_modules(pristine, patched)
+                if pristine:
+                    restored = restore_doc_tests(pristine, restored)
             except RestoreError as exc:
                 return f"{rel}: {exc}"
             except UnicodeEncodeError:
