@@ -109,6 +109,11 @@ ATTACKS: dict[str, Callable[[str, str], str]] = {
     "libtest result lines printed, then exit(0)": lambda broken, cargo: unified_diff(
         FILE, broken, _body(broken, FORGED + "        std::process::exit(0);")
     ),
+    "libtest result lines, exit(0) through `process as p`": lambda broken, cargo: unified_diff(
+        FILE,
+        broken,
+        _body(broken, "        use std::process as p;\n" + FORGED + "        p::exit(0);"),
+    ),
     # code that behaves differently under the unit tests' build
     "cfg!(test) branch in library code": lambda broken, cargo: unified_diff(
         FILE,

@@ -112,6 +112,8 @@ def _fatal(findings: tuple[str, ...], ws: Path, root: Path, language: str) -> st
         rel, _, number = where.rpartition(":")
         if what not in rules:
             continue
+        if not number.isdigit() or int(number) < 1:
+            return finding  # about the file, not one of its lines
         try:
             line = (ws / rel).read_text(encoding="utf-8").splitlines()[int(number) - 1]
             original = (root / rel).read_text(encoding="utf-8").splitlines()
