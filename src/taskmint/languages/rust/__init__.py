@@ -17,10 +17,11 @@
   build or test run, which no patch may change and which stay read-only in every run;
 - verify: the files only test builds compile are test code (`test_code_files`), and the
   pristine `#[cfg(test)]` modules and `#[test]` functions, and the doc comments that hold
-  doctests, are put back into every source file a patch touched (`restore_test_code`); a patch whose remaining code changes what compiles under
-  test (`cfg(test)`, `cfg!(test)`, `cfg_attr(test, ...)` outside test code, in lines the
-  original does not have) is rewarded 0; `fatal_findings`: what the static scan finds that
-  the runner cannot tell from a result (a printed libtest line, an exit) costs the reward;
+  doctests, are put back into every source file a patch touched (`restore_test_code`); a
+  patch whose remaining code changes what compiles under test (`cfg(test)`, `cfg!(test)`,
+  `cfg_attr(test, ...)` outside test code, in lines the original does not have) is rewarded 0;
+  `fatal_findings`: what the static scan finds that the runner cannot tell from a result (a
+  printed libtest line, an exit) costs the reward;
 - hidden tests: integration tests (`tests/<target>.rs`) held out of the policy's view
   (`hidden.choose_hidden`, `hidden.strip_hidden`).
 
