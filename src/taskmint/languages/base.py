@@ -115,6 +115,15 @@ class LanguageProfile(abc.ABC):
     owner_noun: ClassVar[str] = "class"
     # whether `taskmint export harbor` can export its tasks (`harbor_runner`)
     harbor: ClassVar[bool] = False
+    # files (by name, anywhere in the tree) that configure the language's build or test run,
+    # besides the runner-neutral `runners.protect.PROTECTED_NAMES`: no patch may change them,
+    # the verifier restores them and keeps them read-only
+    protected_names: ClassVar[frozenset[str]] = frozenset()
+    # what the static scan's findings (`verify.scan`, "path:line: what") name that costs the
+    # reward whatever `VerifyConfig.scan_zeroes_reward` says: forgeries the runner cannot tell
+    # from a real result (Rust: a printed libtest result line and an exit), unless the line is
+    # one of the original file's (the gold code brings back the seed's own lines)
+    fatal_findings: ClassVar[frozenset[str]] = frozenset()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -259,6 +268,30 @@ class LanguageProfile(abc.ABC):
     def strip_hidden(self, path: str, text: str, hidden: tuple[str, ...]) -> str:
         """Test file `path` (`text`) without the hidden tests among `hidden`."""
         return text
+
+    def test_file(self, test_id: str) -> str | None:
+        """The file (relative to the seed) that holds test `test_id`'s code, what
+        `strip_hidden` cuts a hidden test out of; by default the id's part before `::`
+        (pytest's and node's ids start with their file)."""
+        return test_id.split("::", 1)[0]
+
+    # -- verify -----------------------------------------------------------------------------
+
+    def test_code_files(self, root: Path, files: Sequence[str]) -> tuple[str, ...]:
+        """The files among `files` (relative to `root`, the pristine seed) outside the test
+        paths that are test code all the same (Rust: the files only test builds compile), which
+        the verifier treats like the tests: dropped from a patch, restored, read-only. None by
+        default."""
+        return ()
+
+    def restore_test_code(self, pristine_root: Path, ws: Path, files: Sequence[str]) -> str | None:
+        """Put back the pristine test code that lives inside source files (Rust's
+        `#[cfg(test)]` modules and `#[test]` functions) into the workspace files among `files`
+        (relative paths: the files the task's breaking patch and the policy's patch changed or
+        added), before the run. None when done, else why the patch is rewarded 0 (its test code
+        cannot be restored, or it changes what the tests compile). Nothing by default: the
+        language keeps its tests in test files."""
+        return None
 
     # -- Harbor -----------------------------------------------------------------------------
 

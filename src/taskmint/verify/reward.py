@@ -2,7 +2,9 @@
 
 `grade_patch` rebuilds the broken tree from the task, applies the policy's diff filtered to the
 allowed paths (`verify.scope`), restores the tests (the hidden ones included, which the
-language's profile cut out of the policy's view: `LanguageProfile.strip_hidden`), plants
+language's profile cut out of the policy's view: `LanguageProfile.strip_hidden`) and the test
+code the language keeps inside source files (`LanguageProfile.restore_test_code`: Rust's
+`#[cfg(test)]` modules), plants
 canaries for a runner that asks for them (`verify.canary`), keeps the tests and their
 configuration root-owned and read-only for the run, checksums them before and after, runs
 through the out-of-band channel (no nonce, selection or report reachable by the code under
@@ -22,7 +24,7 @@ from pathlib import Path
 from taskmint.config import Limits, VerifyConfig
 from taskmint.errors import PatchError, SandboxError
 from taskmint.files import copy_tree, is_artefact, stamp_tree
-from taskmint.languages import adapter_for, profile_for_seed
+from taskmint.languages import adapter_for, find_profile, profile_for_seed
 from taskmint.patches import apply_patch
 from taskmint.records import Environment, Reward, RunReport, SeedApp, Task
 from taskmint.runners import run_tests
@@ -30,7 +32,7 @@ from taskmint.sandbox.base import Sandbox
 from taskmint.scratch import make_scratch
 from taskmint.verify.canary import canary_verdict, plant_canaries
 from taskmint.verify.scan import scan_patch
-from taskmint.verify.scope import PROTECTED_NAMES, filter_patch
+from taskmint.verify.scope import filter_patch, language_protected_names, patch_paths
 
 __all__ = ["Grader", "filter_patch", "grade", "grade_patch", "policy_view"]
 
@@ -55,7 +57,8 @@ def policy_view(task: Task, seed: SeedApp, dest: Path) -> Path:
     copy_tree(Path(seed.root), dest, [f for f in seed.files if not is_artefact(f)])
     apply_patch(dest, task.breaking_patch)
     language = profile_for_seed(seed)
-    for rel in sorted({t.split("::", 1)[0] for t in task.hidden_tests}):
+    files = {language.test_file(t) for t in task.hidden_tests}
+    for rel in sorted(f for f in files if f is not None):
         path = dest / rel
         if path.is_file():
             text = path.read_text(encoding="utf-8")
@@ -65,18 +68,60 @@ def policy_view(task: Task, seed: SeedApp, dest: Path) -> Path:
 
 
 def _protected_files(seed: SeedApp, task: Task) -> list[str]:
-    """The seed's tests and every file that configures the test run or the interpreter."""
-    return list(_protected(seed.files, task.test_paths))
+    """The seed's tests, the test code its language keeps among the sources
+    (`LanguageProfile.test_code_files`), and every file that configures the test run, the
+    build or the interpreter (the language's `protected_names` too)."""
+    return list(_protected(seed.root, seed.files, task.test_paths, task.language))
+
+
+def _test_code(seed: SeedApp, language: str) -> tuple[str, ...]:
+    """The seed's files outside its test paths that are test code (its profile says)."""
+    return _test_code_of(seed.root, seed.files, language)
 
 
 @functools.lru_cache(maxsize=64)
-def _protected(files: tuple[str, ...], test_paths: tuple[str, ...]) -> tuple[str, ...]:
+def _test_code_of(root: str, files: tuple[str, ...], language: str) -> tuple[str, ...]:
+    found = find_profile(language)
+    return () if found is None else tuple(found.test_code_files(Path(root), files))
+
+
+@functools.lru_cache(maxsize=64)
+def _protected(
+    root: str, files: tuple[str, ...], test_paths: tuple[str, ...], language: str
+) -> tuple[str, ...]:
     prefixes = tuple(t.rstrip("/") + "/" for t in test_paths)
+    names = language_protected_names(language)
+    test_code = set(_test_code_of(root, files, language))
     return tuple(
         f
         for f in files
-        if f.rsplit("/", 1)[-1] in PROTECTED_NAMES or f in test_paths or f.startswith(prefixes)
+        if f.rsplit("/", 1)[-1] in names
+        or f in test_paths
+        or f.startswith(prefixes)
+        or f in test_code
     )
+
+
+def _fatal(findings: tuple[str, ...], ws: Path, root: Path, language: str) -> str | None:
+    """The first finding whose rule the language's profile makes cost the reward
+    (`fatal_findings`) on a line that is not one of the original file's, else None."""
+    found = find_profile(language)
+    rules = found.fatal_findings if found is not None else frozenset()
+    for finding in findings:
+        where, _, what = finding.rpartition(": ")
+        rel, _, number = where.rpartition(":")
+        if what not in rules:
+            continue
+        if not number.isdigit() or int(number) < 1:
+            return finding  # about the file, not one of its lines
+        try:
+            line = (ws / rel).read_text(encoding="utf-8").splitlines()[int(number) - 1]
+            original = (root / rel).read_text(encoding="utf-8").splitlines()
+        except (OSError, ValueError, IndexError, UnicodeDecodeError):
+            return finding
+        if " ".join(line.split()) not in {" ".join(x.split()) for x in original}:
+            return finding
+    return None
 
 
 def _digest(ws: Path, rels: list[str]) -> str:
@@ -182,7 +227,7 @@ def grade_patch(
     """
     start = time.monotonic()
     expected = tuple(dict.fromkeys((*task.FAIL_TO_PASS, *task.PASS_TO_PASS)))
-    kept, rejected = filter_patch(patch, task)
+    kept, rejected = filter_patch(patch, task, _test_code(seed, task.language))
     findings = scan_patch(kept)
     common: dict[str, object] = {"rejected_paths": rejected, "findings": findings}
     ws = make_scratch("taskmint-verify-")
@@ -193,7 +238,20 @@ def grade_patch(
             apply_patch(ws, kept)
         except PatchError as exc:
             return _zero(str(exc), len(expected), start, **common)
+        fatal = _fatal(findings, ws, Path(seed.root), task.language)
+        if fatal is not None:
+            return _zero(
+                f"the static scan found what the runner cannot tell from a result: {fatal}",
+                len(expected),
+                start,
+                **common,
+            )
         _restore_tests(ws, seed, task)
+        # test code inside the source files the patches touched (Rust's `#[cfg(test)]` modules)
+        changed_files = patch_paths(task.breaking_patch + "\n" + kept)
+        why = profile_for_seed(seed).restore_test_code(Path(seed.root), ws, changed_files)
+        if why is not None:
+            return _zero(why, len(expected), start, **common)
         _remove_bytecode(ws)
         # pytest's canaries are a planted file; node's harness runs its own in every test
         # process (`runners/inside/node_runner.py`) and reports them as `RunReport.tampered`.

@@ -1,21 +1,33 @@
 """Which parts of a policy's diff the verifier applies: the task's allowed paths, nothing else.
 
 A `git diff` is cut into per-file sections; a section is kept only if every path it names lies
-in the task's source paths and outside its test paths, and it neither configures the test run
-or the interpreter, nor adds a binary, a symlink or a submodule, nor changes a mode, deletes or
-renames a file. Everything dropped is reported with its reason (`Reward.rejected_paths`).
+in the task's source paths and outside its test paths (and the test code the language keeps among
+the sources: `LanguageProfile.test_code_files`), and it neither configures the test run, the
+build or the interpreter (`PROTECTED_NAMES`, and the language's own `protected_names`: Rust's
+Cargo.toml, build.rs, .cargo/config.toml...), nor adds a binary, a symlink or a submodule,
+nor changes a mode, deletes or renames a file. Everything dropped is reported with its reason
+(`Reward.rejected_paths`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from taskmint.languages import find_profile
 from taskmint.records import Task
 from taskmint.runners.protect import PROTECTED_NAMES
 
-__all__ = ["PROTECTED_NAMES", "PROTECTED_SUFFIXES", "filter_patch", "refusal"]
+__all__ = [
+    "PROTECTED_NAMES",
+    "PROTECTED_SUFFIXES",
+    "filter_patch",
+    "language_protected_names",
+    "patch_paths",
+    "refusal",
+]
 
 PROTECTED_SUFFIXES = frozenset({".pth", ".pyc", ".pyo", ".so", ".pyd", ".whl", ".egg", ".cfg"})
 _PROTECTED_DIRS = frozenset({".git", ".github", ".circleci", "__pycache__", ".pytest_cache"})
@@ -23,12 +35,19 @@ _SECTION = re.compile(r"^diff --git ", re.MULTILINE)
 _HEADER = re.compile(r'^diff --git "?a/(.+?)"? "?b/(.+?)"?$')
 
 
-def refusal(path: str, task: Task) -> str | None:
-    """None if the policy may change `path`, else why not."""
+def language_protected_names(language: str) -> frozenset[str]:
+    """The runner-neutral protected names and those of the language's profile."""
+    found = find_profile(language)
+    return PROTECTED_NAMES | (found.protected_names if found is not None else frozenset())
+
+
+def refusal(path: str, task: Task, test_code: Collection[str] = ()) -> str | None:
+    """None if the policy may change `path`, else why not (`test_code`: files among the
+    sources that are test code, `LanguageProfile.test_code_files`)."""
     p = PurePosixPath(path)
     if not path or p.is_absolute() or ".." in p.parts or "\\" in path or "\0" in path:
         return "path leaves the workspace"
-    if p.name in PROTECTED_NAMES or p.suffix in PROTECTED_SUFFIXES:
+    if p.name in language_protected_names(task.language) or p.suffix in PROTECTED_SUFFIXES:
         return "test, build, CI or interpreter configuration"
     # a distribution's metadata on the import path would be found by importlib.metadata
     # (entry points: pytest plugins) as if it were installed
@@ -39,9 +58,12 @@ def refusal(path: str, task: Task) -> str | None:
     for t in task.test_paths:
         if path == t or path.startswith(t.rstrip("/") + "/"):
             return "test files are restored from the task"
+    found = find_profile(task.language)
     for hidden in task.hidden_tests:
-        if path == hidden.split("::", 1)[0]:
+        if path == (found.test_file(hidden) if found else hidden.split("::", 1)[0]):
             return "test files are restored from the task"
+    if path in test_code:
+        return "test files are restored from the task"
     if not any(path == s or path.startswith(s.rstrip("/") + "/") for s in task.source_paths):
         return "outside the task's source paths"
     return None
@@ -84,8 +106,21 @@ def _read_section(text: str) -> _Section:
     return _Section(text, tuple(dict.fromkeys(paths)), tuple(problems))
 
 
-def filter_patch(patch: str, task: Task) -> tuple[str, tuple[str, ...]]:
-    """The part of `patch` the task allows, and what was dropped (one "path: reason" each)."""
+def patch_paths(patch: str) -> tuple[str, ...]:
+    """Every path a patch's `diff --git` headers name (old and new), in order."""
+    out: list[str] = []
+    for line in patch.splitlines():
+        m = _HEADER.match(line)
+        if m is not None:
+            out += [m.group(1), m.group(2)]
+    return tuple(dict.fromkeys(out))
+
+
+def filter_patch(
+    patch: str, task: Task, test_code: Collection[str] = ()
+) -> tuple[str, tuple[str, ...]]:
+    """The part of `patch` the task allows, and what was dropped (one "path: reason" each);
+    `test_code`: files among the sources that are test code (`refusal`)."""
     starts = [m.start() for m in _SECTION.finditer(patch)]
     if not starts:
         sections = [patch] if patch.strip() else []
@@ -99,7 +134,7 @@ def filter_patch(patch: str, task: Task) -> tuple[str, tuple[str, ...]]:
         section = _read_section(text)
         reasons = list(section.problems)
         for path in section.paths:
-            why = refusal(path, task)
+            why = refusal(path, task, test_code)
             if why:
                 reasons.append(f"{path}: {why}")
         if reasons:

@@ -31,6 +31,10 @@ def added(line: str, path: str = "src/lib.rs") -> tuple[str, ...]:
 ATTACKS = [
     ("    std::process::exit(0);", "exits the process"),
     ("    process::abort();", "exits the process"),
+    ("use std::process as p;", "exits the process"),
+    ("use std::process::{exit as quit};", "exits the process"),
+    ("    ($m:ident) => { std::process::$m(0) };", "exits the process"),
+    ('    if std::thread::current().name() == Some("t") {}', "reads the running test's name"),
     ("    unsafe { libc::_exit(0) };", "exits the process"),
     ('extern "C" { fn kill(pid: i32, sig: i32) -> i32; }', "calls foreign functions"),
     ("    unsafe { kill(getppid(), SIGKILL) };", "kills, traces or signals processes"),

@@ -13,8 +13,17 @@
   own candidates (`candidates.rust_candidates`: stubs with `todo!()`, removed functions,
   methods and impl blocks, features, each leaving a tree that compiles) and mutants
   (`mutants.rust_mutants`);
-- `RUST_PROTECTED_NAMES`: the files that configure a Rust build or test run, which no patch
-  may change and which stay read-only in every run.
+- `RUST_PROTECTED_NAMES` (`RustProfile.protected_names`): the files that configure a Rust
+  build or test run, which no patch may change and which stay read-only in every run;
+- verify: the files only test builds compile are test code (`test_code_files`), and the
+  pristine `#[cfg(test)]` modules and `#[test]` functions, and the doc comments that hold
+  doctests, are put back into every source file a patch touched (`restore_test_code`); a
+  patch whose remaining code changes what compiles under test (`cfg(test)`, `cfg!(test)`,
+  `cfg_attr(test, ...)` outside test code, in lines the original does not have) is rewarded 0;
+  `fatal_findings`: what the static scan finds that the runner cannot tell from a result (a
+  printed libtest line, an exit) costs the reward;
+- hidden tests: integration tests (`tests/<target>.rs`) held out of the policy's view
+  (`hidden.choose_hidden`, `hidden.strip_hidden`).
 
 `languages/__init__.py` registers the profile. docs/rust.md says how it works, what it costs,
 and what a policy can still forge.
@@ -23,9 +32,12 @@ and what a policy can still forge.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+
+from tree_sitter import Node
 
 from taskmint.config import FeatureSize, SandboxConfig
 from taskmint.errors import EnvironmentBuildError
@@ -40,9 +52,21 @@ from taskmint.languages.rust.detect import (
     is_rust_tree,
     prepare_tree,
 )
+from taskmint.languages.rust.doccode import restore_doc_tests
 from taskmint.languages.rust.environment import build_environment, environment_id
+from taskmint.languages.rust.hidden import choose_hidden
+from taskmint.languages.rust.hidden import strip_hidden as strip_hidden_tests
+from taskmint.languages.rust.hidden import test_file as integration_test_file
 from taskmint.languages.rust.mutants import rust_mutants
+from taskmint.languages.rust.testcode import (
+    RestoreError,
+    restore_test_modules,
+    test_items,
+    test_module_files,
+)
 from taskmint.languages.rust.toolchain import Toolchain, ToolchainMissing, find_toolchain
+from taskmint.languages.rust.tree import RustSourceError as _ParseError
+from taskmint.languages.rust.tree import parse
 from taskmint.languages.treesitter import TreeSitterSyntax
 from taskmint.records import (
     Candidate,
@@ -93,6 +117,59 @@ RUST_PROTECTED_NAMES = frozenset(
 )
 
 
+# Where a `cfg` predicate starts: `#[cfg(`, `#![cfg(`, `#[cfg_attr(`, `cfg!(`. Integration
+# tests build the library without `cfg(test)` and unit tests with it, so a predicate naming
+# `test` (or a macro's `$metavariable`, which can stand for it) lets the library answer its unit
+# tests differently from everyone else.
+_CFG_START = re.compile(r"#\s*!?\s*\[\s*cfg(_attr)?\s*\(|\bcfg\s*!\s*[(\[{]")
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+def _blank_comments(data: bytes, root: Node) -> bytes:
+    """`data` with every comment's bytes turned into spaces (newlines kept)."""
+    out = bytearray(data)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("line_comment", "block_comment"):
+            for i in range(node.start_byte, node.end_byte):
+                if out[i] != 0x0A:
+                    out[i] = 0x20
+            continue
+        stack.extend(node.children)
+    return bytes(out)
+
+
+def _cfg_test_lines(data: bytes, path: str) -> list[int]:
+    """1-based lines of a Rust file, outside its test-only items, where a `cfg` predicate that
+    names `test` (or a macro metavariable) starts, whatever its spacing and comments."""
+    try:
+        tree = parse(data, path)
+        inside = [(i.start, i.end) for i in test_items(data, path)]
+        text = _blank_comments(data, tree.root_node).decode("utf-8", "replace")
+    except _ParseError:
+        inside, text = [], data.decode("utf-8", "replace")
+    out: list[int] = []
+    for m in _CFG_START.finditer(text):
+        opener = text[m.end() - 1]
+        depth, end = 0, len(text)
+        for i in range(m.end() - 1, len(text)):
+            if text[i] == opener:
+                depth += 1
+            elif text[i] == _CLOSE[opener]:
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        predicate = text[m.end() : end]
+        if not re.search(r"\btest\b|\$", predicate):
+            continue
+        at = len(text[: m.start()].encode("utf-8"))
+        if not any(a <= at < b for a, b in inside):
+            out.append(text.count("\n", 0, m.start()) + 1)
+    return out
+
+
 class RustProfile(LanguageProfile):
     """Rust seeds run by cargo (see the package docstring)."""
 
@@ -106,6 +183,21 @@ class RustProfile(LanguageProfile):
     brace_methods: ClassVar[bool] = True
     class_noun: ClassVar[str] = "impl block"
     owner_noun: ClassVar[str] = "type"
+    protected_names: ClassVar[frozenset[str]] = RUST_PROTECTED_NAMES
+    # docs/rust.md, "What a policy can still forge": what runs in a test's own process can
+    # print libtest's result line and exit 0, or reach the runner's output
+    fatal_findings: ClassVar[frozenset[str]] = frozenset(
+        {
+            "exits the process",
+            "prints test-runner result lines",
+            "replaces the panic hook",
+            "replaces the test harness",
+            "exports symbols or runs code at start-up",
+            "reads /proc or descriptors",
+            "reaches into the build output",
+            "is a procedural macro",
+        }
+    )
 
     def __init__(self) -> None:
         self._adapter = CargoAdapter()
@@ -165,6 +257,79 @@ class RustProfile(LanguageProfile):
     def mutants(self, path: str, data: bytes, lines: set[int]) -> list[dict[str, Any]]:
         """`mutants.rust_mutants`, as the fields of a mutant each."""
         return [dataclasses.asdict(m) for m in rust_mutants(path, data, lines)]
+
+    def test_code_files(self, root: Path, files: Sequence[str]) -> tuple[str, ...]:
+        """The `.rs` files only test builds compile (`testcode.test_module_files`: the targets
+        of `#[cfg(test)] mod x;` and what is below them, files starting with `#![cfg(test)]`)."""
+        sources = {f: (root / f).read_bytes() for f in files if f.endswith(".rs")}
+        return tuple(sorted(test_module_files(sources)))
+
+    def restore_test_code(self, pristine_root: Path, ws: Path, files: Sequence[str]) -> str | None:
+        """Every `.rs` file among `files` gets the pristine test-only items back
+        (`testcode.restore_test_modules`; test-only items a patch added are removed, a new
+        file's all of them) and the pristine doc comments that hold doctests
+        (`doccode.restore_doc_tests`); None, or why the patch is rewarded 0: a file that does
+        not parse or became test-only, or a line outside test code, not in the original file,
+        that depends on `cfg(test)` (the library would answer its unit tests differently)."""
+        for rel in sorted(set(files)):
+            path = ws / rel
+            if not rel.endswith(".rs") or path.is_symlink() or not path.is_file():
+                continue
+            original = pristine_root / rel
+            pristine = original.read_text(encoding="utf-8") if original.is_file() else ""
+            patched = path.read_text(encoding="utf-8", errors="surrogateescape")
+            try:
+                restored = restore_test_modules(pristine, patched)
+                if pristine:
+                    restored = restore_doc_tests(pristine, restored)
+            except RestoreError as exc:
+                return f"{rel}: {exc}"
+            except UnicodeEncodeError:
+                return f"{rel}: not UTF-8; its test code cannot be restored"
+            if restored != patched:
+                path.write_text(restored, encoding="utf-8")
+            data = restored.encode("utf-8")
+            known = {" ".join(x.split()) for x in pristine.splitlines()}
+            lines = restored.splitlines()
+            new = [
+                n for n in _cfg_test_lines(data, rel) if " ".join(lines[n - 1].split()) not in known
+            ]
+            if new:
+                return (
+                    f"{rel}:{new[0]}: code outside the tests depends on cfg(test) "
+                    f"({lines[new[0] - 1].strip()[:80]}): the library would answer its unit "
+                    "tests differently"
+                )
+        return None
+
+    def hidden_tests(
+        self,
+        fail_to_pass: tuple[str, ...],
+        pass_to_pass: tuple[str, ...],
+        *,
+        seed: str,
+        fraction: float,
+        pass_fraction: float,
+        source_of: Callable[[str], str | None] | None = None,
+    ) -> tuple[str, ...]:
+        """Integration tests at the top of `tests/<target>.rs` (`hidden.choose_hidden`)."""
+        return choose_hidden(
+            fail_to_pass,
+            pass_to_pass,
+            seed=seed,
+            fraction=fraction,
+            pass_fraction=pass_fraction,
+            source_of=source_of,
+        )
+
+    def strip_hidden(self, path: str, text: str, hidden: tuple[str, ...]) -> str:
+        """The hidden `#[test]` functions cut out of `tests/<target>.rs`."""
+        return strip_hidden_tests(path, text, hidden)
+
+    def test_file(self, test_id: str) -> str | None:
+        """`tests/<target>.rs` of an integration test; None for unit tests and doctests (in
+        source files, never hidden)."""
+        return integration_test_file(test_id)
 
     def environment_id(self, manifest: SeedManifest) -> str:
         """Not from a manifest: a Rust environment is the snapshot's (its warm build), see

@@ -11,7 +11,8 @@ What counts, besides the lines of any language (THREATS.md):
   that redirect dependencies (`[patch]`, `[replace]`, `path =`, `git =`), declare a
   proc-macro or a build script, change test targets (`harness`, `test =`, `[[test]]`,
   `autotests`), features or profiles;
-- leaving early: `std::process::exit`/`abort`, libc's `_exit`, `kill`, `ptrace`, signals,
+- leaving early: `std::process::exit`/`abort` (`process` or `exit` imported under another name,
+  or named by a macro, too), libc's `_exit`, `kill`, `ptrace`, signals,
   foreign functions (`extern "C"`, `libc::`, `#[link]`), inline assembly and raw syscalls;
 - symbols and start-up code: `#[no_mangle]`, `#[export_name]`, `#[link_section]` (and
   `.init_array`), `#[used]`, a global allocator, `#[panic_handler]`, panic hooks, `#[ctor]`;
@@ -24,6 +25,7 @@ What counts, besides the lines of any language (THREATS.md):
   time (`env!`/`option_env!` other than Cargo's `CARGO_*`) and at run time (`env::vars`,
   `env::args`, variables of the grader or the test harness), anything named `TASKMINT`;
 - running processes (`Command::new`, `process::Command`);
+- the running test's name (`thread::current().name()`: libtest names the test's thread);
 - equality that is always true (`fn eq(..) -> bool { true }`, a `cmp` that is always `Equal`).
 
 Test code inside source files is the grader's to restore (`languages.rust.testcode`): the
@@ -52,6 +54,9 @@ RUST_LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\bprocess\s*::\s*(exit|abort)\b|\b(_exit|_Exit|quick_exit|exit_group)\s*\("
             r"|\blibc\s*::\s*(exit|abort)\b|\bintrinsics\s*::\s*abort\b|\bpanic\s*::\s*always_abort\b"
+            # the module or its functions under another name, or named by a macro
+            r"|\bprocess\s+as\s+\w+|\bprocess\s*::\s*\{[^}]*\b(exit|abort|self)\b"
+            r"|\bprocess\s*::\s*\$"
         ),
     ),
     (
@@ -149,6 +154,12 @@ RUST_LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "runs processes",
         re.compile(r"\bprocess\s*::\s*Command\b|\bCommand\s*::\s*new\s*\(|\bexecvp?e?\b"),
+    ),
+    (
+        "reads the running test's name",
+        re.compile(
+            r"\bthread\s*::\s*current\s*\(\s*\)\s*\.\s*name\b|\.\s*name\s*\(\s*\)\s*==\s*Some"
+        ),
     ),
     ("is a procedural macro", re.compile(r"\bextern\s+crate\s+proc_macro\b|#\s*\[\s*proc_macro")),
 )
