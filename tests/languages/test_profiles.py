@@ -76,7 +76,7 @@ def test_files_find_their_profile_and_syntax_by_name():
     assert syntax_for_file("pkg/x_test.go") is None
     assert syntax_for_file("pkg/mod.py") is None
     assert find_syntax("python") is None
-    with pytest.raises(ValueError, match="supports javascript, typescript, go, rust, not 'python'"):
+    with pytest.raises(ValueError, match="supports javascript, rust, typescript, go, not 'python'"):
         syntax("python")
 
 

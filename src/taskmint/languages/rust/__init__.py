@@ -78,7 +78,7 @@ from taskmint.records import (
     Strategy,
     Unit,
 )
-from taskmint.sandbox import open_sandbox
+from taskmint.sandbox.local import LocalSandbox
 
 __all__ = [
     "RUST_PROTECTED_NAMES",
@@ -222,10 +222,16 @@ class RustProfile(LanguageProfile):
     def seed_environment(
         self, seed: SeedApp, *, cache_dir: Path, sandbox: SandboxConfig | None = None
     ) -> Environment:
-        """The toolchain, the vendored dependencies and the snapshot's warm build, made in a
-        sandbox of `sandbox` (default: the local one); see `environment.build_environment`."""
+        """The toolchain, the vendored dependencies and the snapshot's warm build, made in the
+        local sandbox with `sandbox`'s limits (the only backend Rust runs in); see
+        `environment.build_environment`."""
         config = sandbox or SandboxConfig()
-        with open_sandbox(config) as box:
+        if config.backend != "local":
+            raise EnvironmentBuildError(
+                f"{seed.name}: Rust seeds run in the local (bubblewrap) sandbox only, not "
+                f"{config.backend!r}; set [sandbox] backend = \"local\""
+            )
+        with LocalSandbox(config) as box:
             return build_environment(seed, cache_dir=cache_dir, sandbox=box, limits=config.limits)
 
     def seed_environment_id(self, seed: SeedApp) -> str:
