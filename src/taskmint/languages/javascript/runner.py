@@ -30,7 +30,7 @@ from taskmint.sandbox.base import WORKSPACE, Mount
 __all__ = ["NODE_HARNESS", "NodeAdapter"]
 
 # the harness's files in `runners/inside/`
-NODE_HARNESS = ("node_runner.py", "node_child.mjs", "node_main.mjs")
+NODE_HARNESS = ("node_runner.py", "harness_io.py", "node_child.mjs", "node_main.mjs")
 
 
 class NodeAdapter(Adapter):

@@ -149,7 +149,7 @@ class CargoAdapter(Adapter):
 
     runner = "cargo"
     selects_whole_files = False
-    inside_files = ("cargo_runner.py",)
+    inside_files = ("cargo_runner.py", "harness_io.py")
 
     def __init__(self, *, keep_target: bool = False, warm: bool = True) -> None:
         self.keep_target = keep_target  # leave the build in the workspace (the warm build)
