@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-__all__ = ["Mutant", "end_row", "mutant_at", "row", "shown", "statement_of"]
+__all__ = ["Mutant", "Mutants", "end_row", "row", "shown", "statement_of"]
 
 SHOWN = 40  # characters of code a description quotes
 
@@ -80,42 +80,51 @@ def statement_of(node: Node, blocks: frozenset[str]) -> Node:
     return cur
 
 
-def mutant_at(
-    path: str,
-    data: bytes,
-    lines: set[int],
-    start: int,
-    end: int,
-    replacement: bytes,
-    operator: str,
-    at: Node,
-    blocks: frozenset[str],
-    *,
-    first: int | None = None,
-    last: int | None = None,
-    unit: str = "",
-) -> Mutant | None:
-    """The mutant putting `replacement` over bytes [start, end) of `data` (made at node `at`),
-    or None when those bytes are not all on `lines` or already read so. Its lines run from
-    `first` (by default, the start of `at`'s statement, `statement_of(at, blocks)`) to `last`
-    (by default, the edit's last line)."""
-    line = data.count(b"\n", 0, start) + 1
-    end_line = data.count(b"\n", 0, max(start, end - 1)) + 1 if end > start else line
-    if not all(n in lines for n in range(line, end_line + 1)):
-        return None
-    before = data[start:end]
-    if before == replacement:
-        return None
-    return Mutant(
-        file=path,
-        line=line,
-        start=start,
-        end=end,
-        replacement=replacement,
-        operator=operator,
-        before=shown(before),
-        after=shown(replacement),
-        first=first if first is not None else min(row(statement_of(at, blocks)), line),
-        last=last if last is not None else max(end_line, line),
-        unit=unit,
-    )
+class Mutants:
+    """The mutants a generator finds in one file (`add`), in `found`: only those whose bytes
+    are all on `lines`. `blocks` are the node kinds whose children are statements."""
+
+    def __init__(self, path: str, data: bytes, lines: set[int], blocks: frozenset[str]) -> None:
+        self.path, self.data, self.lines, self.blocks = path, data, lines, blocks
+        self.found: list[Mutant] = []
+
+    def add(
+        self,
+        start: int,
+        end: int,
+        replacement: bytes,
+        operator: str,
+        at: Node,
+        unit: str = "",
+        *,
+        first: int | None = None,
+        last: int | None = None,
+    ) -> None:
+        """The mutant putting `replacement` over bytes [start, end) (made at node `at`), unless
+        those bytes are not all on the lines or already read so. Its lines run from `first`
+        (by default, the start of `at`'s statement) to `last` (by default, the edit's last
+        line)."""
+        data = self.data
+        line = data.count(b"\n", 0, start) + 1
+        end_line = data.count(b"\n", 0, max(start, end - 1)) + 1 if end > start else line
+        if not all(n in self.lines for n in range(line, end_line + 1)):
+            return
+        before = data[start:end]
+        if before == replacement:
+            return
+        stmt = statement_of(at, self.blocks)
+        self.found.append(
+            Mutant(
+                file=self.path,
+                line=line,
+                start=start,
+                end=end,
+                replacement=replacement,
+                operator=operator,
+                before=shown(before),
+                after=shown(replacement),
+                first=first if first is not None else min(row(stmt), line),
+                last=last if last is not None else max(end_line, line),
+                unit=unit,
+            )
+        )

@@ -38,7 +38,7 @@ from taskmint.index.python import SourceSkipped
 from taskmint.index.treesitter_grammars import language_of
 from taskmint.index.treesitter_grammars import parse as ts_parse
 from taskmint.languages import find_syntax, profile_for_file
-from taskmint.languages.mutation import Mutant, end_row, mutant_at, row, shown
+from taskmint.languages.mutation import Mutant, Mutants, end_row, row, shown
 from taskmint.pyast import parse as py_parse
 
 __all__ = [
@@ -431,23 +431,8 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
         tree, _ = ts_parse(language, data, path)
     except (SourceSkipped, ValueError):
         return []
-    found: list[Mutant] = []
-
-    def add(
-        node_start: int,
-        node_end: int,
-        replacement: bytes,
-        operator: str,
-        at: Node,
-        first: int | None = None,
-        last: int | None = None,
-    ) -> None:
-        m = mutant_at(
-            path, data, lines, node_start, node_end, replacement, operator, at, spec.blocks,
-            first=first, last=last,
-        )  # fmt: skip
-        if m is not None:
-            found.append(m)
+    found = Mutants(path, data, lines, spec.blocks)
+    add = found.add
 
     def visit(node: Node, in_body: bool) -> None:
         kind = node.type
@@ -555,7 +540,7 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
     visit(tree.root_node, False)
     out: list[Mutant] = []
     seen: set[str] = set()
-    for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
+    for m in sorted(found.found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
         if m.key in seen:
             continue
         seen.add(m.key)

@@ -36,7 +36,7 @@ import re
 
 from tree_sitter import Node
 
-from taskmint.languages.mutation import Mutant, end_row, mutant_at, row
+from taskmint.languages.mutation import Mutant, Mutants, end_row, row
 from taskmint.languages.rust.testcode import test_only
 from taskmint.languages.rust.tree import RustSourceError, attributes_before, parse
 
@@ -184,24 +184,8 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
         tree = parse(data, path)
     except (RustSourceError, ValueError):
         return []
-    found: list[Mutant] = []
-
-    def add(
-        start: int,
-        end: int,
-        replacement: bytes,
-        operator: str,
-        at: Node,
-        unit: str,
-        first: int | None = None,
-        last: int | None = None,
-    ) -> None:
-        m = mutant_at(
-            path, data, lines, start, end, replacement, operator, at, _BLOCK_HOLDERS,
-            first=first, last=last, unit=unit,
-        )  # fmt: skip
-        if m is not None:
-            found.append(m)
+    found = Mutants(path, data, lines, _BLOCK_HOLDERS)
+    add = found.add
 
     def mutate(node: Node, unit: str) -> None:
         kind = node.type
@@ -378,7 +362,7 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
             stack.append((child, in_body, unit))
     out: list[Mutant] = []
     seen: set[str] = set()
-    for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
+    for m in sorted(found.found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
         if m.key in seen:
             continue
         seen.add(m.key)
