@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -128,3 +129,23 @@ class Mutants:
                 unit=unit,
             )
         )
+
+    def parsing(
+        self,
+        parse: Callable[[bytes], object],
+        errors: type[Exception] | tuple[type[Exception], ...],
+    ) -> list[Mutant]:
+        """`found` in byte order (then operator and replacement), the first of each key, and
+        only those whose mutated file `parse` reads without raising one of `errors`."""
+        out: list[Mutant] = []
+        seen: set[str] = set()
+        for m in sorted(self.found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
+            if m.key in seen:
+                continue
+            seen.add(m.key)
+            try:
+                parse(m.apply(self.data))
+            except errors:
+                continue
+            out.append(m)
+        return out

@@ -538,18 +538,7 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
                     )
 
     visit(tree.root_node, False)
-    out: list[Mutant] = []
-    seen: set[str] = set()
-    for m in sorted(found.found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
-        if m.key in seen:
-            continue
-        seen.add(m.key)
-        try:
-            ts_parse(language, m.apply(data), path)
-        except SourceSkipped:
-            continue
-        out.append(m)
-    return out
+    return found.parsing(lambda text: ts_parse(language, text, path), SourceSkipped)
 
 
 # -- choosing ----------------------------------------------------------------------------------

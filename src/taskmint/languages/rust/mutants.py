@@ -360,18 +360,7 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
             mutate(node, unit)
         for child in reversed(node.children):
             stack.append((child, in_body, unit))
-    out: list[Mutant] = []
-    seen: set[str] = set()
-    for m in sorted(found.found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
-        if m.key in seen:
-            continue
-        seen.add(m.key)
-        try:
-            parse(m.apply(data), path)
-        except RustSourceError:
-            continue
-        out.append(m)
-    return out
+    return found.parsing(lambda text: parse(text, path), RustSourceError)
 
 
 _PRIMARY = frozenset(
