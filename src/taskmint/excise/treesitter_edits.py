@@ -23,6 +23,7 @@ from __future__ import annotations
 from taskmint.index.python import SourceSkipped
 from taskmint.index.treesitter_defs import Definition, definitions
 from taskmint.languages import syntax
+from taskmint.languages.edits import stub_block, whole_lines
 from taskmint.records import Language, Strategy
 
 __all__ = [
@@ -33,8 +34,6 @@ __all__ = [
     "remove_method",
     "stub_body",
 ]
-
-_BOM = b"\xef\xbb\xbf"
 
 STRATEGIES: tuple[Strategy, ...] = ("stub_body", "remove_function", "remove_method", "remove_class")
 
@@ -50,28 +49,6 @@ def _find(
         if d.qualname == qualname and d.kind in kinds:
             return d
     raise LookupError(f"no {what} {qualname!r} in this file")
-
-
-def _line_start(data: bytes, offset: int) -> int:
-    start = data.rfind(b"\n", 0, offset) + 1
-    if start == 0 and data.startswith(_BOM):
-        start = len(_BOM)
-    return start
-
-
-def _indent_at(data: bytes, offset: int) -> bytes:
-    start = _line_start(data, offset)
-    end = start
-    while end < len(data) and data[end : end + 1] in (b" ", b"\t"):
-        end += 1
-    return data[start:end]
-
-
-def _newline_of(data: bytes, offset: int) -> bytes:
-    end = data.find(b"\n", offset)
-    if end == -1:
-        end = data.rfind(b"\n")  # no newline after it: the file's last line break decides
-    return b"\r\n" if end > 0 and data[end - 1 : end] == b"\r" else b"\n"
 
 
 def stub_body(language: Language, data: bytes, qualname: str, *, path: str = "") -> bytes:
@@ -94,22 +71,8 @@ def _stub_edit(language: Language, data: bytes, qualname: str, path: str) -> tup
     if body is None:
         raise LookupError(f"{qualname!r} has no body to stub")
     own = d.statement or d.node
-    indent = _indent_at(data, own.start_byte)
     lang = syntax(language)
-    unit = lang.indent.encode()
-    if b"\t" in indent:
-        unit = b"\t"
-    first = next(
-        (c for c in body.named_children if "comment" not in c.type), None
-    )  # the body's own indentation style wins when it shows one
-    if first is not None and first.start_point.row > body.start_point.row:
-        inner = _indent_at(data, first.start_byte)
-        if inner.startswith(indent) and len(inner) > len(indent):
-            unit = inner[len(indent) :]
-    nl = _newline_of(data, body.start_byte)
-    stub = lang.stub.encode()
-    new = b"{" + nl + indent + unit + stub + nl + indent + b"}"
-    return body.start_byte, body.end_byte, new
+    return stub_block(data, own.start_byte, body, lang.stub.encode(), lang.indent.encode())
 
 
 def _removal_range(data: bytes, d: Definition) -> tuple[int, int]:
@@ -126,33 +89,7 @@ def _removal_range(data: bytes, d: Definition) -> tuple[int, int]:
     rest_end = len(data) if rest_end == -1 else rest_end
     if data[end:rest_end].strip(b" \t\r") == b";":  # a stray `;` after a class member
         end = end + data[end:rest_end].index(b";") + 1
-    line_start = _line_start(data, start)
-    if data[line_start:start].strip(b" \t") or data[end:rest_end].strip(b" \t\r"):
-        return start, end  # shares a line with other code: remove only its own bytes
-    start = line_start
-    end = min(rest_end + 1, len(data))
-    next_end = data.find(b"\n", end)
-    if next_end != -1 and not data[end:next_end].strip(b" \t\r"):
-        return start, next_end + 1  # the blank line after it
-    if end == len(data) and not data.endswith(b"\n"):
-        # the last line of a file without a final newline: take the line break before it
-        # (and a blank line before that) so the file still ends without one
-        if start > 0 and data[start - 1 : start] == b"\n":
-            start -= 1
-            if start > 0 and data[start - 1 : start] == b"\r":
-                start -= 1
-            prev = _line_start(data, start)
-            if prev > 0 and not data[prev:start].strip(b" \t\r"):
-                start = prev - 1
-                if start > 0 and data[start - 1 : start] == b"\r":
-                    start -= 1
-        return start, end
-    prev_end = start - 1  # the "\n" ending the previous line
-    if prev_end > 0:
-        prev_start = _line_start(data, prev_end)
-        if not data[prev_start:prev_end].strip(b" \t\r") and prev_start > 0:
-            return prev_start, end  # no blank line after it: take the one before
-    return start, end
+    return whole_lines(data, start, end)
 
 
 def _removal(

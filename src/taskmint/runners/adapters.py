@@ -14,9 +14,13 @@ import hashlib
 import json
 import posixpath
 import tempfile
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+from taskmint.envs.copies import wheel_folders
+from taskmint.envs.venv import base_interpreter
 from taskmint.records import Environment, RunReport, SeedManifest
 from taskmint.runners.inside.protocol import BatchSpec
 from taskmint.runners.report import BatchReport
@@ -31,6 +35,7 @@ __all__ = [
     "V8_COVERAGE_DIR",
     "VENV_DIR",
     "Adapter",
+    "HarnessAdapter",
     "empty_dir",
     "inside_dir",
     "runner_fingerprint",
@@ -148,6 +153,19 @@ class Adapter(abc.ABC):
         channel's input holds (the nonce and the selection among it)."""
 
     @staticmethod
+    def host_python_mounts(skip: str = "") -> list[Mount]:
+        """The host's own interpreter (which runs a harness as `python -I -S`), when it lies
+        outside /usr and is not `skip` (mounted already): its folder, with an empty folder over
+        its site-packages and over every folder of it holding wheels."""
+        _, prefix = base_interpreter()
+        if prefix.startswith("/usr") or prefix == skip:
+            return []
+        mounts = [Mount(source=prefix, target=prefix)]
+        libs = [str(p) for p in Path(prefix, "lib").glob("python3*/site-packages")]
+        hidden = sorted({*libs, *wheel_folders(prefix)})
+        return mounts + [Mount(source=str(empty_dir()), target=p) for p in hidden]
+
+    @staticmethod
     def base_env() -> list[tuple[str, str]]:
         """A clean, deterministic environment."""
         return [
@@ -166,3 +184,73 @@ def empty_dir() -> Path:
     path = Path(tempfile.gettempdir()) / "taskmint-empty"
     path.mkdir(mode=0o755, exist_ok=True)
     return path
+
+
+class HarnessAdapter(Adapter):
+    """A runner under one of taskmint's harnesses in `inside_dir()`: `python -I -S -B
+    <harness> REPORT INPUT` under the host's interpreter, its input (`harness_input`, JSON)
+    in the file `input_file` of the report folder, which it deletes before anything else
+    runs, or, with `--channel`, on the out-of-band channel. The harness cannot reorder the
+    tests, seed them, stop at the first failure or write bytecode: `order`, `seed`,
+    `fail_fast` and `compile_bytecode` do not apply."""
+
+    harness: str = ""  # the harness's file in `inside_dir()`
+    input_file: str = ""  # where its input is, in the report folder
+
+    @abc.abstractmethod
+    def harness_input(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+    ) -> Mapping[str, Any]:
+        """What the harness runs: the nonce, the selection, the tools and the limits."""
+
+    def command(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None = None,
+        coverage: bool = False,
+        fail_fast: bool = False,
+        order: str = "declared",
+        seed: int | None = None,
+        compile_bytecode: bool = False,
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """`python -I -S -B <harness> REPORT INPUT`."""
+        python, _ = base_interpreter()
+        argv = (python, "-I", "-S", "-B", f"{RUNNER_DIR}/{self.harness}", REPORT_FILE)
+        return (*argv, self.input_file), tuple(self.base_env())
+
+    def inputs(
+        self,
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+    ) -> dict[str, bytes]:
+        """The harness's input file."""
+        data = self.harness_input(manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage)
+        return {posixpath.basename(self.input_file): json.dumps(data).encode()}
+
+    def channel_command(
+        self,
+        argv: tuple[str, ...],
+        manifest: SeedManifest,
+        env: Environment,
+        *,
+        nonce: str,
+        test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
+        batch: BatchSpec | None = None,
+    ) -> tuple[tuple[str, ...], bytes]:
+        """`<harness> --channel`, the harness's input on the channel."""
+        data = self.harness_input(manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage)
+        return (*argv[:5], "--channel"), json.dumps(data).encode()

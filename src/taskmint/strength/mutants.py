@@ -31,7 +31,6 @@ import random
 import re
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -39,6 +38,7 @@ from taskmint.index.python import SourceSkipped
 from taskmint.index.treesitter_grammars import language_of
 from taskmint.index.treesitter_grammars import parse as ts_parse
 from taskmint.languages import find_syntax, profile_for_file
+from taskmint.languages.mutation import Mutant, Mutants, end_row, row, shown
 from taskmint.pyast import parse as py_parse
 
 __all__ = [
@@ -66,52 +66,6 @@ _PY_FLIP = {
     "is not": "is",
 }
 _PY_OP = re.compile(rb"not\s+in\b|is\s+not\b|<=|>=|==|!=|<|>|\bin\b|\bis\b")
-_SHOWN = 40  # characters of code a description quotes
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Mutant:
-    """One mutant: `replacement` over bytes [start, end) of `file` in the original tree.
-
-    `first`..`last` are the original lines whose execution can reveal it (the tests that ran
-    none of them cannot see it: test selection takes them as the edit's span); `line` is where
-    it is, for people."""
-
-    file: str
-    line: int
-    start: int
-    end: int
-    replacement: bytes
-    operator: str
-    before: str
-    after: str
-    first: int
-    last: int
-    unit: str = ""  # the enclosing function's qualified name
-
-    @property
-    def description(self) -> str:
-        """`path:line `before` -> `after``, or where a `return` was put."""
-        if self.operator == "early_return":
-            where = f" of {self.unit}" if self.unit else ""
-            return f"{self.file}:{self.line} `{self.after}` at the start{where}"
-        return f"{self.file}:{self.line} `{self.before}` -> `{self.after}`"
-
-    @property
-    def key(self) -> str:
-        """What identifies the mutant in its file."""
-        return f"{self.file}:{self.start}:{self.end}:{self.replacement!r}"
-
-    def apply(self, data: bytes) -> bytes:
-        """The mutated file, from the original's bytes."""
-        return data[: self.start] + self.replacement + data[self.end :]
-
-
-def _shown(text: str | bytes) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    one = " ".join(text.split())
-    return one if len(one) <= _SHOWN else one[: _SHOWN - 3] + "..."
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -210,8 +164,8 @@ class _Py:
                 end=end,
                 replacement=replacement,
                 operator=operator,
-                before=_shown(before) or "",
-                after=_shown(replacement),
+                before=shown(before) or "",
+                after=shown(replacement),
                 first=first if first is not None else min(stmt.lineno, line),
                 last=last if last is not None else max(end_line, line),
                 unit=unit,
@@ -464,22 +418,6 @@ def _widened(m: Mutant, first: int, last: int) -> Mutant:
 # -- tree-sitter languages ---------------------------------------------------------------------
 
 
-def _row(node: Node) -> int:
-    return int(node.start_point.row) + 1
-
-
-def _end_row(node: Node) -> int:
-    return int(node.end_point.row) + 1
-
-
-def _statement_of(node: Node, blocks: frozenset[str]) -> Node:
-    """The statement `node` is part of (itself for a statement)."""
-    cur = node
-    while cur.parent is not None and cur.parent.type not in blocks:
-        cur = cur.parent
-    return cur
-
-
 def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -> list[Mutant]:
     """Every mutant of `data` (a file of tree-sitter language `language`) inside `lines`
     whose tree parses without an error node, in file order. Only code inside function bodies
@@ -493,44 +431,8 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
         tree, _ = ts_parse(language, data, path)
     except (SourceSkipped, ValueError):
         return []
-    found: list[Mutant] = []
-
-    def inside(first: int, last: int) -> bool:
-        return all(n in lines for n in range(first, last + 1))
-
-    def add(
-        node_start: int,
-        node_end: int,
-        replacement: bytes,
-        operator: str,
-        at: Node,
-        first: int | None = None,
-        last: int | None = None,
-    ) -> None:
-        line = data.count(b"\n", 0, node_start) + 1
-        end_line = data.count(b"\n", 0, max(node_start, node_end - 1)) + 1
-        if node_end <= node_start:
-            end_line = line
-        if not inside(line, end_line):
-            return
-        before = data[node_start:node_end]
-        if before == replacement:
-            return
-        stmt = _statement_of(at, spec.blocks)
-        found.append(
-            Mutant(
-                file=path,
-                line=line,
-                start=node_start,
-                end=node_end,
-                replacement=replacement,
-                operator=operator,
-                before=_shown(before),
-                after=_shown(replacement),
-                first=first if first is not None else min(_row(stmt), line),
-                last=last if last is not None else max(end_line, line),
-            )
-        )
+    found = Mutants(path, data, lines, spec.blocks)
+    add = found.add
 
     def visit(node: Node, in_body: bool) -> None:
         kind = node.type
@@ -546,8 +448,8 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
                         spec.early_return,
                         "early_return",
                         s,
-                        first=_row(s),
-                        last=_row(s),
+                        first=row(s),
+                        last=row(s),
                     )
             for child in node.children:
                 visit(child, in_body or (body is not None and child.id == body.id))
@@ -617,8 +519,8 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
                     spec.never,
                     "branch",
                     node,
-                    first=_row(node),
-                    last=_end_row(cond),
+                    first=row(node),
+                    last=end_row(cond),
                 )
             alt = node.child_by_field_name("alternative")
             if alt is not None:
@@ -631,23 +533,12 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
                         spec.empty_block,
                         "branch",
                         body,
-                        first=_row(body),
-                        last=_end_row(body),
+                        first=row(body),
+                        last=end_row(body),
                     )
 
     visit(tree.root_node, False)
-    out: list[Mutant] = []
-    seen: set[str] = set()
-    for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
-        if m.key in seen:
-            continue
-        seen.add(m.key)
-        try:
-            ts_parse(language, m.apply(data), path)
-        except SourceSkipped:
-            continue
-        out.append(m)
-    return out
+    return found.parsing(lambda text: ts_parse(language, text, path), SourceSkipped)
 
 
 # -- choosing ----------------------------------------------------------------------------------

@@ -249,7 +249,7 @@ def test_the_rust_profile_is_registered_and_builds_from_the_seed(rust_seed, rust
     assert rust.runner == "cargo" and rust.own_edits
     assert detect_profile(TINYRS, name="tinyrs") is profile("rust")
     assert adapter_for(rust_seed.manifest) is profile("rust").adapter
-    assert profile("rust").adapter.inside_files == ("cargo_runner.py",)
+    assert profile("rust").adapter.inside_files == ("cargo_runner.py", "harness_io.py")
     with pytest.raises(EnvironmentBuildError, match="built from the seed itself"):
         profile("rust").build_environment(rust_seed.manifest, cache_dir=Path("/nonexistent"))
     # the stages' verb, given the seed, builds (here: reuses) the snapshot's environment

@@ -7,76 +7,44 @@ standard output. Coverage is V8's precise block coverage, one file per process.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import shutil
 from pathlib import Path
 
-from taskmint.envs.copies import wheel_folders
-from taskmint.envs.venv import base_interpreter
 from taskmint.records import Environment, RunReport, SeedManifest
-from taskmint.runners.adapters import (
-    NODE_INPUT,
-    REPORT_FILE,
-    RUNNER_DIR,
-    V8_COVERAGE_DIR,
-    Adapter,
-    empty_dir,
-)
-from taskmint.runners.inside.protocol import BatchSpec, NodeInput
+from taskmint.runners.adapters import NODE_INPUT, V8_COVERAGE_DIR, HarnessAdapter
+from taskmint.runners.inside.protocol import NodeInput
 from taskmint.runners.report import parse_node_report
 from taskmint.sandbox.base import WORKSPACE, Mount
 
 __all__ = ["NODE_HARNESS", "NodeAdapter"]
 
 # the harness's files in `runners/inside/`
-NODE_HARNESS = ("node_runner.py", "node_child.mjs", "node_main.mjs")
+NODE_HARNESS = ("node_runner.py", "harness_io.py", "node_child.mjs", "node_main.mjs")
 
 
-class NodeAdapter(Adapter):
+class NodeAdapter(HarnessAdapter):
     """node's built-in test runner under taskmint's harness (`runners/inside/node_runner.py`):
     each test file in its own node process whose results come back signed on a channel of
-    their own, never through the process's standard output."""
+    their own, never through the process's standard output.
+
+    `python -I -S -B node_runner.py REPORT INPUT` (the input file: `node_input`). Node runs
+    each test file in its own process and cannot select single tests by id or reorder them: a
+    selection runs the files that hold the selected tests, in their declared order. With
+    `coverage`, every test process writes V8's precise block coverage into the report folder
+    (NODE_V8_COVERAGE). There is no bytecode to write: `compile_bytecode` is ignored."""
 
     runner = "node"
     selects_whole_files = True
     coverage_format = "v8"
     inside_files = NODE_HARNESS
+    harness = "node_runner.py"
+    input_file = NODE_INPUT
 
     def mounts(self, env: Environment) -> list[Mount]:
         """Also the interpreter that runs the harness (the host's own, its site-packages and
         bundled wheels hidden), when it lies outside /usr."""
-        mounts = super().mounts(env)
-        _, prefix = base_interpreter()
-        if not prefix.startswith("/usr") and prefix != env.interpreter_prefix:
-            mounts.append(Mount(source=prefix, target=prefix))
-            libs = [str(p) for p in Path(prefix, "lib").glob("python3*/site-packages")]
-            hidden = sorted({*libs, *wheel_folders(prefix)})
-            mounts += [Mount(source=str(empty_dir()), target=p) for p in hidden]
-        return mounts
-
-    def command(
-        self,
-        manifest: SeedManifest,
-        env: Environment,
-        *,
-        nonce: str,
-        test_ids: tuple[str, ...] | None = None,
-        coverage: bool = False,
-        fail_fast: bool = False,
-        order: str = "declared",
-        seed: int | None = None,
-        compile_bytecode: bool = False,
-    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """`python -I -S -B node_runner.py REPORT INPUT` (the input file: `node_input`).
-        Node runs each test file in its own process and cannot select single tests by id or
-        reorder them: a selection runs the files that hold the selected tests, in their
-        declared order. With `coverage`, every test process writes V8's precise block coverage
-        into the report folder (NODE_V8_COVERAGE). There is no bytecode to write:
-        `compile_bytecode` is ignored."""
-        python, _ = base_interpreter()
-        argv = (python, "-I", "-S", "-B", f"{RUNNER_DIR}/node_runner.py", REPORT_FILE, NODE_INPUT)
-        return argv, tuple(self.base_env())
+        return super().mounts(env) + self.host_python_mounts(skip=env.interpreter_prefix)
 
     def node_input(
         self,
@@ -106,33 +74,7 @@ class NodeAdapter(Adapter):
             "env": child_env,
         }
 
-    def inputs(
-        self,
-        manifest: SeedManifest,
-        env: Environment,
-        *,
-        nonce: str,
-        test_ids: tuple[str, ...] | None,
-        coverage: bool = False,
-    ) -> dict[str, bytes]:
-        """The harness's input file (it deletes it before any test file runs)."""
-        data = self.node_input(manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage)
-        return {posixpath.basename(NODE_INPUT): json.dumps(data).encode()}
-
-    def channel_command(
-        self,
-        argv: tuple[str, ...],
-        manifest: SeedManifest,
-        env: Environment,
-        *,
-        nonce: str,
-        test_ids: tuple[str, ...] | None,
-        coverage: bool = False,
-        batch: BatchSpec | None = None,
-    ) -> tuple[tuple[str, ...], bytes]:
-        """`node_runner.py --channel`, the harness's input on the channel."""
-        data = self.node_input(manifest, env, nonce=nonce, test_ids=test_ids, coverage=coverage)
-        return (*argv[:5], "--channel"), json.dumps(data).encode()
+    harness_input = node_input
 
     def save_coverage(self, report_dir: Path, dest: Path) -> bool:
         """The folder of V8 coverage files, one per process."""

@@ -38,19 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from taskmint.config import Limits
-from taskmint.envs.copies import wheel_folders
-from taskmint.envs.venv import base_interpreter
 from taskmint.errors import SandboxError
 from taskmint.languages.rust.toolchain import CARGO_HOME, NEXTEST, TOOLCHAIN, VENDOR, WARM
 from taskmint.records import Environment, Outcome, RunReport, SeedManifest, TestResult
-from taskmint.runners.adapters import (
-    REPORT_FILE,
-    RUNNER_DIR,
-    Adapter,
-    inside_dir,
-)
+from taskmint.runners.adapters import RUNNER_DIR, HarnessAdapter, inside_dir
 from taskmint.runners.inside.cargo_runner import CargoInput, split_id
-from taskmint.runners.inside.protocol import BatchSpec
 from taskmint.runners.protect import workspace_readonly
 from taskmint.sandbox.base import REPORT_DIR, WORKSPACE, Mount, RunResult, RunSpec, Sandbox
 from taskmint.scratch import make_scratch
@@ -138,18 +130,17 @@ def tool_env(layout: EnvLayout) -> list[list[str]]:
     ]
 
 
-def _empty_dir() -> Path:
-    path = Path("/tmp") / "taskmint-empty"
-    path.mkdir(mode=0o755, exist_ok=True)
-    return path
-
-
-class CargoAdapter(Adapter):
-    """cargo-nextest and rustdoc under taskmint's cargo harness (see the module docstring)."""
+class CargoAdapter(HarnessAdapter):
+    """cargo-nextest and rustdoc under taskmint's cargo harness (see the module docstring):
+    `python -I -S -B cargo_runner.py REPORT INPUT`. Tests run in nextest's order, in
+    parallel; `order`, `seed`, `fail_fast`, `coverage` and `compile_bytecode` do not apply
+    (no coverage map for Rust yet)."""
 
     runner = "cargo"
     selects_whole_files = False
-    inside_files = ("cargo_runner.py",)
+    inside_files = ("cargo_runner.py", "harness_io.py")
+    harness = "cargo_runner.py"
+    input_file = CARGO_INPUT
 
     def __init__(self, *, keep_target: bool = False, warm: bool = True) -> None:
         self.keep_target = keep_target  # leave the build in the workspace (the warm build)
@@ -161,12 +152,7 @@ class CargoAdapter(Adapter):
         folder (whose one entry has a secret name) and the linker's folders."""
         layout = EnvLayout(env.prefix)
         mounts = [Mount(source=str(inside_dir()), target=RUNNER_DIR)]
-        _, prefix = base_interpreter()
-        if not prefix.startswith("/usr"):
-            mounts.append(Mount(source=prefix, target=prefix))
-            libs = [str(p) for p in Path(prefix, "lib").glob("python3*/site-packages")]
-            hidden = sorted({*libs, *wheel_folders(prefix)})
-            mounts += [Mount(source=str(_empty_dir()), target=p) for p in hidden]
+        mounts += self.host_python_mounts()
         tools = Path(layout.tools)
         mounts += [
             Mount(source=layout.toolchain, target=TOOLCHAIN),
@@ -182,13 +168,14 @@ class CargoAdapter(Adapter):
         mounts += [Mount(source=d, target=d) for d in layout.linker_dirs]
         return mounts
 
-    def cargo_input(
+    def harness_input(
         self,
         manifest: SeedManifest,
         env: Environment,
         *,
         nonce: str,
         test_ids: tuple[str, ...] | None,
+        coverage: bool = False,
     ) -> CargoInput:
         """What the harness runs: the selection, the original's test ids (what a broken
         build fails), the tools and the limits."""
@@ -210,54 +197,6 @@ class CargoAdapter(Adapter):
             "keep_target": self.keep_target,
             "sweep": True,
         }
-
-    def command(
-        self,
-        manifest: SeedManifest,
-        env: Environment,
-        *,
-        nonce: str,
-        test_ids: tuple[str, ...] | None = None,
-        coverage: bool = False,
-        fail_fast: bool = False,
-        order: str = "declared",
-        seed: int | None = None,
-        compile_bytecode: bool = False,
-    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        """`python -I -S -B cargo_runner.py REPORT INPUT`. Tests run in nextest's order, in
-        parallel; `order`, `seed`, `fail_fast`, `coverage` and `compile_bytecode` do not apply
-        (no coverage map for Rust yet)."""
-        python, _ = base_interpreter()
-        argv = (python, "-I", "-S", "-B", f"{RUNNER_DIR}/cargo_runner.py", REPORT_FILE, CARGO_INPUT)
-        return argv, tuple(self.base_env())
-
-    def inputs(
-        self,
-        manifest: SeedManifest,
-        env: Environment,
-        *,
-        nonce: str,
-        test_ids: tuple[str, ...] | None,
-        coverage: bool = False,
-    ) -> dict[str, bytes]:
-        """The harness's input file (it deletes it before anything else runs)."""
-        data = self.cargo_input(manifest, env, nonce=nonce, test_ids=test_ids)
-        return {posixpath.basename(CARGO_INPUT): json.dumps(data).encode()}
-
-    def channel_command(
-        self,
-        argv: tuple[str, ...],
-        manifest: SeedManifest,
-        env: Environment,
-        *,
-        nonce: str,
-        test_ids: tuple[str, ...] | None,
-        coverage: bool = False,
-        batch: BatchSpec | None = None,
-    ) -> tuple[tuple[str, ...], bytes]:
-        """`cargo_runner.py --channel`, the harness's input on the channel."""
-        data = self.cargo_input(manifest, env, nonce=nonce, test_ids=test_ids)
-        return (*argv[:5], "--channel"), json.dumps(data).encode()
 
     def parse(self, report_dir: Path, nonce: str) -> RunReport:
         """Read the harness's JSON lines."""

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from tree_sitter import Node
 
+from taskmint.languages.edits import stub_block, whole_lines
 from taskmint.languages.rust.crates import Crate, crates_of, home_of, is_source_file
 from taskmint.languages.rust.testcode import never_in_tests, test_module_files, test_only
 from taskmint.languages.rust.tree import (
@@ -346,30 +347,6 @@ def _params(data: bytes, d: Fn) -> list[bytes]:
     return out
 
 
-_BOM = b"\xef\xbb\xbf"
-
-
-def _bol(data: bytes, offset: int) -> int:
-    """The first byte of the line holding `offset` (after a byte-order mark)."""
-    start = data.rfind(b"\n", 0, offset) + 1
-    return len(_BOM) if start == 0 and data.startswith(_BOM) else start
-
-
-def _indent_at(data: bytes, offset: int) -> bytes:
-    start = _bol(data, offset)
-    end = start
-    while end < len(data) and data[end : end + 1] in (b" ", b"\t"):
-        end += 1
-    return data[start:end]
-
-
-def _newline_of(data: bytes, offset: int) -> bytes:
-    end = data.find(b"\n", offset)
-    if end == -1:
-        end = data.rfind(b"\n")  # no newline after it: the file's last line break decides
-    return b"\r\n" if end > 0 and data[end - 1 : end] == b"\r" else b"\n"
-
-
 def stub_edit(data: bytes, d: Fn) -> Edit:
     """The edit replacing `d`'s body with `todo!()` on a line of its own, one level deeper
     than the definition (the body's own indentation style wins when it shows one), the brace
@@ -377,16 +354,7 @@ def stub_edit(data: bytes, d: Fn) -> Edit:
     body = d.body
     if body is None:
         raise LookupError(f"{d.qualname!r} has no body to stub")
-    indent = _indent_at(data, d.node.start_byte)
-    unit = b"\t" if b"\t" in indent else b"    "
-    first = next((c for c in body.named_children if "comment" not in c.type), None)
-    if first is not None and first.start_point.row > body.start_point.row:
-        inner = _indent_at(data, first.start_byte)
-        if inner.startswith(indent) and len(inner) > len(indent):
-            unit = inner[len(indent) :]
-    nl = _newline_of(data, body.start_byte)
-    text = b"{" + nl + indent + unit + STUB.encode() + nl + indent + b"}"
-    return body.start_byte, body.end_byte, text
+    return stub_block(data, d.node.start_byte, body, STUB.encode(), b"    ")
 
 
 def removal_range(data: bytes, d: Fn) -> tuple[int, int]:
@@ -394,35 +362,7 @@ def removal_range(data: bytes, d: Fn) -> tuple[int, int]:
     it has its lines to itself, and one blank line that separated it from its neighbours
     (the same range as `excise.treesitter_edits`' removals)."""
     start = d.doc.start_byte if d.doc is not None else d.lead_start
-    end = d.node.end_byte
-    rest_end = data.find(b"\n", end)
-    rest_end = len(data) if rest_end == -1 else rest_end
-    line_start = _bol(data, start)
-    if data[line_start:start].strip(b" \t") or data[end:rest_end].strip(b" \t\r"):
-        return start, end  # shares a line with other code: only its own bytes
-    start = line_start
-    end = min(rest_end + 1, len(data))
-    next_end = data.find(b"\n", end)
-    if next_end != -1 and not data[end:next_end].strip(b" \t\r"):
-        return start, next_end + 1  # the blank line after it
-    if end == len(data) and not data.endswith(b"\n"):
-        # the last line of a file without a final newline: the file keeps ending without one
-        if start > 0 and data[start - 1 : start] == b"\n":
-            start -= 1
-            if start > 0 and data[start - 1 : start] == b"\r":
-                start -= 1
-            prev = _bol(data, start)
-            if prev > 0 and not data[prev:start].strip(b" \t\r"):
-                start = prev - 1
-                if start > 0 and data[start - 1 : start] == b"\r":
-                    start -= 1
-        return start, end
-    prev_end = start - 1
-    if prev_end > 0:
-        prev_start = _bol(data, prev_end)
-        if not data[prev_start:prev_end].strip(b" \t\r") and prev_start > 0:
-            return prev_start, end  # no blank line after it: the one before
-    return start, end
+    return whole_lines(data, start, d.node.end_byte)
 
 
 def _stub(data: bytes, d: Fn, rel: str, *, discard: bool) -> Edit:

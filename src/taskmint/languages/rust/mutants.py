@@ -1,9 +1,9 @@
 """Mutants of Rust gold code, read with tree-sitter: small edits that still type-check.
 
-The counterpart of `strength.mutants.js_mutants` (records with `Mutant`'s fields, same rules: only
-inside function bodies, only on the lines given, each a byte-range replacement of the
-original file). A Rust mutant must compile, or the whole build fails and every test with it,
-so each operator keeps the types as they were:
+The counterpart of `strength.mutants.treesitter_mutants` (the same `languages.mutation.Mutant`
+records, same rules: only inside function bodies, only on the lines given, each a byte-range
+replacement of the original file). A Rust mutant must compile, or the whole build fails and
+every test with it, so each operator keeps the types as they were:
 
 - `compare`: `<` -> `>=`, `>` -> `<=`, `<=` -> `>`, `>=` -> `<`, `==` <-> `!=` (the same trait
   answers both);
@@ -33,14 +33,14 @@ parses without an error. On semver, smallvec, strsim and heck every sampled muta
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from taskmint.languages.mutation import Mutant, Mutants, end_row, row
 from taskmint.languages.rust.testcode import test_only
 from taskmint.languages.rust.tree import RustSourceError, attributes_before, parse
 
-__all__ = ["RUST_OPERATORS", "RustMutant", "rust_mutants"]
+__all__ = ["RUST_OPERATORS", "rust_mutants"]
 
 RUST_OPERATORS = (
     "compare",
@@ -52,7 +52,6 @@ RUST_OPERATORS = (
     "branch",
 )
 _FLIP = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
-_SHOWN = 40
 _INTEGERS = frozenset(
     ["u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"]
 )
@@ -62,64 +61,6 @@ _STATEMENT_CALLS = frozenset(
 )
 _BLOCK_HOLDERS = frozenset({"block", "source_file", "declaration_list"})
 _TAIL_OK = frozenset({"return_expression", "break_expression", "continue_expression"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RustMutant:
-    """One mutant: `replacement` over bytes [`start`, `end`) of `file` in the original tree.
-
-    The fields of `strength.mutants.Mutant`, which this package sits below and cannot import:
-    `Mutant(**dataclasses.asdict(m))` is the stage's record. `first`..`last` are the original
-    lines whose execution can reveal it, `line` where it is, `unit` the enclosing function."""
-
-    file: str
-    line: int
-    start: int
-    end: int
-    replacement: bytes
-    operator: str
-    before: str
-    after: str
-    first: int
-    last: int
-    unit: str = ""
-
-    @property
-    def description(self) -> str:
-        """`path:line `before` -> `after``, or where a `return` was put."""
-        if self.operator == "early_return":
-            where = f" of {self.unit}" if self.unit else ""
-            return f"{self.file}:{self.line} `{self.after}` at the start{where}"
-        return f"{self.file}:{self.line} `{self.before}` -> `{self.after}`"
-
-    @property
-    def key(self) -> str:
-        """What identifies the mutant in its file."""
-        return f"{self.file}:{self.start}:{self.end}:{self.replacement!r}"
-
-    def apply(self, data: bytes) -> bytes:
-        """The mutated file, from the original's bytes."""
-        return data[: self.start] + self.replacement + data[self.end :]
-
-
-def _shown(text: bytes) -> str:
-    one = " ".join(text.decode("utf-8", "replace").split())
-    return one if len(one) <= _SHOWN else one[: _SHOWN - 3] + "..."
-
-
-def _row(node: Node) -> int:
-    return int(node.start_point.row) + 1
-
-
-def _end_row(node: Node) -> int:
-    return int(node.end_point.row) + 1
-
-
-def _statement_of(node: Node) -> Node:
-    cur = node
-    while cur.parent is not None and cur.parent.type not in _BLOCK_HOLDERS:
-        cur = cur.parent
-    return cur
 
 
 def _in_pattern_or_type(node: Node) -> bool:
@@ -236,51 +177,15 @@ def _has_tail(block: Node) -> bool:
     return not (last.type.endswith("_item") or last.type in _TAIL_OK)
 
 
-def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[RustMutant]:
+def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
     """Every Rust mutant of `data` inside `lines` whose tree parses without an error, in file
     order. Only code inside function bodies is mutated; test-only code never."""
     try:
         tree = parse(data, path)
     except (RustSourceError, ValueError):
         return []
-    found: list[RustMutant] = []
-
-    def inside(first: int, last: int) -> bool:
-        return all(n in lines for n in range(first, last + 1))
-
-    def add(
-        start: int,
-        end: int,
-        replacement: bytes,
-        operator: str,
-        at: Node,
-        unit: str,
-        first: int | None = None,
-        last: int | None = None,
-    ) -> None:
-        line = data.count(b"\n", 0, start) + 1
-        end_line = data.count(b"\n", 0, max(start, end - 1)) + 1 if end > start else line
-        if not inside(line, end_line):
-            return
-        before = data[start:end]
-        if before == replacement:
-            return
-        stmt = _statement_of(at)
-        found.append(
-            RustMutant(
-                file=path,
-                line=line,
-                start=start,
-                end=end,
-                replacement=replacement,
-                operator=operator,
-                before=_shown(before),
-                after=_shown(replacement),
-                first=first if first is not None else min(_row(stmt), line),
-                last=last if last is not None else max(end_line, line),
-                unit=unit,
-            )
-        )
+    found = Mutants(path, data, lines, _BLOCK_HOLDERS)
+    add = found.add
 
     def mutate(node: Node, unit: str) -> None:
         kind = node.type
@@ -381,8 +286,8 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[RustMutant]:
                     "branch",
                     node,
                     unit,
-                    first=_row(node),
-                    last=_end_row(cond),
+                    first=row(node),
+                    last=end_row(cond),
                 )
             alt = node.child_by_field_name("alternative")
             cons = node.child_by_field_name("consequence")
@@ -407,8 +312,8 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[RustMutant]:
                         "branch",
                         block,
                         unit,
-                        first=_row(block),
-                        last=_end_row(block),
+                        first=row(block),
+                        last=end_row(block),
                     )
 
     def function(func: Node, unit: str) -> None:
@@ -427,8 +332,8 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[RustMutant]:
                 "early_return",
                 s,
                 unit,
-                first=_row(s),
-                last=_row(s),
+                first=row(s),
+                last=row(s),
             )
 
     # walk without recursion; a function's own name is the unit of what is inside it
@@ -455,18 +360,7 @@ def rust_mutants(path: str, data: bytes, lines: set[int]) -> list[RustMutant]:
             mutate(node, unit)
         for child in reversed(node.children):
             stack.append((child, in_body, unit))
-    out: list[RustMutant] = []
-    seen: set[str] = set()
-    for m in sorted(found, key=lambda m: (m.start, m.end, m.operator, m.replacement)):
-        if m.key in seen:
-            continue
-        seen.add(m.key)
-        try:
-            parse(m.apply(data), path)
-        except RustSourceError:
-            continue
-        out.append(m)
-    return out
+    return found.parsing(lambda text: parse(text, path), RustSourceError)
 
 
 _PRIMARY = frozenset(

@@ -60,12 +60,11 @@ Standard library only; runs under the host's interpreter, never the seed's code.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import hashlib
 import json
 import os
 import re
+import runpy
 import selectors
 import shutil
 import signal
@@ -74,9 +73,14 @@ import sys
 import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-PR_SET_DUMPABLE = 4
+if TYPE_CHECKING:
+    from taskmint.runners.inside.harness_io import Report, non_dumpable, read_input
+else:  # `python -I` puts no folder on sys.path: the sibling file, by its path
+    _io = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness_io.py"))
+    Report, non_dumpable, read_input = _io["Report"], _io["non_dumpable"], _io["read_input"]
+
 OUTPUT_CAP = 256 * 1024  # bytes of the tools' own output passed on, for people
 STDOUT_CAP = 256 * 1024**2  # bytes of a tool's standard output read (JUnit with test output)
 MESSAGE_LIMIT = 2000
@@ -114,54 +118,6 @@ class CargoInput(TypedDict, total=False):
 
 
 # --- plumbing ------------------------------------------------------------------------------
-
-
-def _non_dumpable() -> str | None:
-    """Make this process non-dumpable; None on success, else why not."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-            return f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}"
-    except (OSError, AttributeError) as exc:
-        return f"cannot call prctl: {exc}"
-    return None
-
-
-def _read_input() -> tuple[CargoInput, int | str]:
-    if sys.argv[1:] == ["--channel"]:
-        fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
-        chunks = []
-        while True:
-            chunk = os.read(fd_in, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(fd_in)
-        os.set_inheritable(fd_out, False)
-        data: CargoInput = json.loads(b"".join(chunks))
-        return data, fd_out
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: cargo_runner.py --channel | cargo_runner.py REPORT INPUT")
-    with open(sys.argv[2], "rb") as fh:
-        data = json.loads(fh.read())
-    os.unlink(sys.argv[2])
-    return data, sys.argv[1]
-
-
-class Report:
-    """The report's writer: JSON lines with the nonce, to a descriptor or appended to a file."""
-
-    def __init__(self, target: int | str, nonce: str) -> None:
-        if isinstance(target, int):
-            self.fd = target
-        else:
-            self.fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        self.nonce = nonce
-
-    def emit(self, record: dict[str, Any]) -> None:
-        line = (json.dumps({"nonce": self.nonce, **record}) + "\n").encode()
-        while line:
-            line = line[os.write(self.fd, line) :]
 
 
 class Output:
@@ -978,10 +934,11 @@ def parse_doctests(text: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def main() -> int:
-    spec, target = _read_input()
+    spec: CargoInput
+    spec, target = read_input("cargo_runner.py")
     report = Report(target, spec["nonce"])
     report.emit({"type": "start"})
-    why = _non_dumpable()
+    why = non_dumpable()
     if why is not None:
         report.emit({"type": "harness_error", "message": why})
         return 2

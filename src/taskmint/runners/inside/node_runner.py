@@ -41,13 +41,12 @@ container), never the seed's.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import hashlib
 import hmac
 import json
 import os
 import random
+import runpy
 import secrets
 import selectors
 import subprocess
@@ -55,13 +54,15 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from taskmint.runners.inside.protocol import NodeInput
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+if TYPE_CHECKING:
+    from taskmint.runners.inside.harness_io import Report, non_dumpable, read_input
+    from taskmint.runners.inside.protocol import NodeInput
+else:  # `python -I` puts no folder on sys.path: the sibling file, by its path
+    _io = runpy.run_path(os.path.join(HERE, "harness_io.py"))
+    Report, non_dumpable, read_input = _io["Report"], _io["non_dumpable"], _io["read_input"]
 CHILD = os.path.join(HERE, "node_child.mjs")
 MAIN = os.path.join(HERE, "node_main.mjs")
-PR_SET_DUMPABLE = 4
 OUTPUT_CAP = 256 * 1024  # bytes of the test processes' output passed on, per file
 MESSAGE_LIMIT = 500
 TEST_FIELDS = ("file", "name", "outcome", "duration", "message", "is_suite", "loc")
@@ -72,17 +73,6 @@ WORDS = (
     "input", "lines", "values", "names", "items", "entries", "blocks", "tokens", "options",
     "links", "lists", "tables", "headings", "spaces", "numbers", "keys", "paths", "rows",
 )  # fmt: skip
-
-
-def _non_dumpable() -> str | None:
-    """Make this process non-dumpable; None on success, else why not."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-            return f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}"
-    except (OSError, AttributeError) as exc:
-        return f"cannot call prctl: {exc}"
-    return None
 
 
 def _is_test_file(name: str, under_test_dir: bool) -> bool:
@@ -114,43 +104,6 @@ def test_files(targets: list[str], cwd: str) -> list[str]:
                 if _is_test_file(name, under):
                     found.add(os.path.normpath(os.path.join(rel_dir, name)).replace(os.sep, "/"))
     return sorted(found)
-
-
-def _read_input() -> tuple[NodeInput, int | str]:
-    if sys.argv[1:] == ["--channel"]:
-        fd_in, fd_out = (int(x) for x in os.environ.pop("TASKMINT_CHANNEL").split())
-        chunks = []
-        while True:
-            chunk = os.read(fd_in, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(fd_in)
-        os.set_inheritable(fd_out, False)
-        data: NodeInput = json.loads(b"".join(chunks))
-        return data, fd_out
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: node_runner.py --channel | node_runner.py REPORT INPUT")
-    with open(sys.argv[2], "rb") as fh:
-        data = json.loads(fh.read())
-    os.unlink(sys.argv[2])
-    return data, sys.argv[1]
-
-
-class Report:
-    """The report's writer: JSON lines with the nonce, to a descriptor or appended to a file."""
-
-    def __init__(self, target: int | str, nonce: str) -> None:
-        if isinstance(target, int):
-            self.fd = target
-        else:
-            self.fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        self.nonce = nonce
-
-    def emit(self, record: dict[str, Any]) -> None:
-        line = (json.dumps({"nonce": self.nonce, **record}) + "\n").encode()
-        while line:
-            line = line[os.write(self.fd, line) :]
 
 
 def _canaries(rng: random.Random, taken: set[str]) -> dict[str, list[str]]:
@@ -303,9 +256,10 @@ def judge(run: FileRun, select: set[str] | None) -> tuple[str, str]:
 
 
 def main() -> int:
-    spec, target = _read_input()
+    spec: NodeInput
+    spec, target = read_input("node_runner.py")
     report = Report(target, spec["nonce"])
-    why = _non_dumpable()
+    why = non_dumpable()
     if why is not None:
         report.emit({"type": "harness_error", "message": why})
         return 2
