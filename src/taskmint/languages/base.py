@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from taskmint.config import FeatureSize, SandboxConfig
 from taskmint.errors import ManifestError
+from taskmint.languages.mutation import Mutant
 from taskmint.languages.treesitter import TreeSitterSyntax
 from taskmint.records import (
     Candidate,
@@ -206,9 +207,8 @@ class LanguageProfile(abc.ABC):
         left out and why."""
         raise NotImplementedError(f"{self.name} makes no candidates of its own")
 
-    def mutants(self, path: str, data: bytes, lines: set[int]) -> list[dict[str, Any]]:
-        """The mutants of file `path` (`data`) inside `lines` of a profile with `own_edits`:
-        the fields of `strength.mutants.Mutant` each (which this layer cannot import)."""
+    def mutants(self, path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+        """The mutants of file `path` (`data`) inside `lines` of a profile with `own_edits`."""
         raise NotImplementedError(f"{self.name} makes no mutants of its own")
 
     # -- what statements say ----------------------------------------------------------------

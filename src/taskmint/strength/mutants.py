@@ -557,7 +557,7 @@ def _profile(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
     language = profile_for_file(path)
     if language is None:
         return []
-    return [Mutant(**fields) for fields in language.mutants(path, data, lines)]
+    return language.mutants(path, data, lines)
 
 
 # a profile's `engine` -> how a file of its language is mutated

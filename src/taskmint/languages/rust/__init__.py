@@ -43,6 +43,7 @@ from taskmint.config import FeatureSize, SandboxConfig
 from taskmint.errors import EnvironmentBuildError
 from taskmint.languages.base import LanguageProfile
 from taskmint.languages.grammars import RUST
+from taskmint.languages.mutation import Mutant
 from taskmint.languages.rust.adapter import CargoAdapter, parse_cargo_report, split_id
 from taskmint.languages.rust.candidates import STRATEGIES, rust_candidates
 from taskmint.languages.rust.detect import (
@@ -229,7 +230,7 @@ class RustProfile(LanguageProfile):
         if config.backend != "local":
             raise EnvironmentBuildError(
                 f"{seed.name}: Rust seeds run in the local (bubblewrap) sandbox only, not "
-                f"{config.backend!r}; set [sandbox] backend = \"local\""
+                f'{config.backend!r}; set [sandbox] backend = "local"'
             )
         with LocalSandbox(config) as box:
             return build_environment(seed, cache_dir=cache_dir, sandbox=box, limits=config.limits)
@@ -260,9 +261,9 @@ class RustProfile(LanguageProfile):
             feature_size=feature_size,
         )
 
-    def mutants(self, path: str, data: bytes, lines: set[int]) -> list[dict[str, Any]]:
-        """`mutants.rust_mutants`, as the fields of a mutant each."""
-        return [dataclasses.asdict(m) for m in rust_mutants(path, data, lines)]
+    def mutants(self, path: str, data: bytes, lines: set[int]) -> list[Mutant]:
+        """`mutants.rust_mutants`."""
+        return rust_mutants(path, data, lines)
 
     def test_code_files(self, root: Path, files: Sequence[str]) -> tuple[str, ...]:
         """The `.rs` files only test builds compile (`testcode.test_module_files`: the targets
