@@ -31,11 +31,10 @@ and what a policy can still forge.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from tree_sitter import Node
 
