@@ -168,6 +168,14 @@ ATTACKS: dict[str, Callable[[str, str], str]] = {
     "#![cfg(not(test))] on the module": lambda broken, cargo: unified_diff(
         FILE, broken, "#![cfg(not(test))]\n" + broken
     ),
+    # the unit tests' assertions replaced: a `macro_rules!` above the test module shadows
+    # std's, and an empty body no longer panics
+    "assert!/assert_eq! shadowed by macro_rules": lambda broken, cargo: unified_diff(
+        FILE,
+        broken,
+        "macro_rules! assert_eq { ($($t:tt)*) => {}; }\n"
+        "macro_rules! assert { ($($t:tt)*) => {}; }\n" + _body(broken, "        let _ = iter;"),
+    ),
 }
 
 

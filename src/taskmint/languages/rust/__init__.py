@@ -196,6 +196,7 @@ class RustProfile(LanguageProfile):
             "reads /proc or descriptors",
             "reaches into the build output",
             "is a procedural macro",
+            "shadows a standard macro",
         }
     )
 

@@ -162,6 +162,17 @@ RUST_LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("is a procedural macro", re.compile(r"\bextern\s+crate\s+proc_macro\b|#\s*\[\s*proc_macro")),
+    (
+        # a `macro_rules!` named like a standard macro shadows it in the modules after it (the
+        # unit tests' `assert_eq!` becomes the policy's, which checks nothing)
+        "shadows a standard macro",
+        re.compile(
+            r"\bmacro_rules\s*!\s*(r#)?(assert|assert_eq|assert_ne|debug_assert|debug_assert_eq"
+            r"|debug_assert_ne|panic|unreachable|todo|unimplemented|matches|format|write|writeln"
+            r"|println|eprintln|print|eprint|vec|cfg|include|include_str|include_bytes|env"
+            r"|concat|stringify|line|file|column|module_path|compile_error|format_args)\b"
+        ),
+    ),
 )
 
 # comparisons that answer the same whatever they are given, on one line or joined lines
