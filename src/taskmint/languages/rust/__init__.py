@@ -41,6 +41,7 @@ from taskmint.languages.rust.detect import (
     prepare_tree,
 )
 from taskmint.languages.rust.environment import build_environment, environment_id
+from taskmint.languages.rust.harbor import harbor_spec, harbor_tools
 from taskmint.languages.rust.mutants import rust_mutants
 from taskmint.languages.rust.toolchain import Toolchain, ToolchainMissing, find_toolchain
 from taskmint.languages.treesitter import TreeSitterSyntax
@@ -104,6 +105,7 @@ class RustProfile(LanguageProfile):
     syntax: ClassVar[TreeSitterSyntax | None] = RUST
     strategies: ClassVar[tuple[Strategy, ...]] = STRATEGIES
     brace_methods: ClassVar[bool] = True
+    harbor: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._adapter = CargoAdapter()
@@ -180,3 +182,17 @@ class RustProfile(LanguageProfile):
             "a Rust environment is built from the seed itself, in the sandbox: pass the seed "
             "(taskmint.languages.build_environment(seed, cache_dir=..., sandbox=...))"
         )
+
+    def harbor_runner(
+        self, manifest: SeedManifest, *, env_id: str, expected: Sequence[str]
+    ) -> dict[str, Any]:
+        """The cargo harness over the expected ids (`harbor.harbor_spec`): the limits here, the
+        rest from the environment image (`sandbox.docker.rust_image`), the warm target's path
+        readable by the grader (root) alone; `RUST_PROTECTED_NAMES` refused in the agent's
+        tree."""
+        return harbor_spec(manifest, RUST_PROTECTED_NAMES)
+
+    def harbor_tools(self, spec: dict[str, Any]) -> tuple[str, ...]:
+        """cargo, rustc, rustdoc, cargo-nextest, the linker and ld, the harness's input and the
+        offline cargo configuration (`harbor.harbor_tools`)."""
+        return harbor_tools(spec)

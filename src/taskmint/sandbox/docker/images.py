@@ -20,7 +20,10 @@ Three layers, each cached by a tag and reused when present:
   the runtime it was built on. A JavaScript seed's environment (`kind="node"`) is the runtime
   plus the host's `node` at its own path (the path and version its `env_id` names) and a
   standard-library venv at `/opt/venv`, so every environment image has `/opt/venv/bin/python`
-  (the Harbor grader's interpreter). The docker backend itself still runs Python seeds only.
+  (the Harbor grader's interpreter). A Rust seed's (`kind="cargo"`) is the runtime plus the
+  toolchain, the vendored dependencies, the offline cargo home, the warm build and the linker
+  at the paths the local sandbox mounts them (`rust_image`). The docker backend itself still
+  runs Python seeds only.
 """
 
 from __future__ import annotations
@@ -428,6 +431,26 @@ class _ImageBuilder(Protocol):
     ) -> str: ...
 
 
+def _build_cargo_image(
+    env: Environment, client: Any, *, base: str, target: str, force: bool
+) -> str:
+    """The image of a Rust environment (`taskmint.sandbox.docker.rust_image`): the runtime,
+    the toolchain, the vendored dependencies, the offline cargo home, the warm build, the
+    linker, and a standard-library venv at `target` for the Harbor grader."""
+    from taskmint.sandbox.docker.rust_image import build_cargo_image
+
+    _, prefix, _ = _interpreter()
+    return build_cargo_image(
+        env,
+        client,
+        base=base,
+        target=target,
+        force=force,
+        runtime=build_runtime_image(client, base=base),
+        interpreter_prefix=prefix,
+    )
+
+
 # environment kinds other than a venv (`Environment.kind`, as a language's profile builds
 # them) -> how their image is built
-_OTHER_KINDS: dict[str, _ImageBuilder] = {"node": _build_node_image}
+_OTHER_KINDS: dict[str, _ImageBuilder] = {"node": _build_node_image, "cargo": _build_cargo_image}
