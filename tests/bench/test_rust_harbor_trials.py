@@ -41,6 +41,15 @@ def _graded(result: TrialResult) -> float:
         return 0.0
 
 
+def _phases(result: TrialResult) -> str:
+    """The cargo harness's seconds per phase in the verifier (grade.json's runner_phases)."""
+    try:
+        phases = json.loads(result.logs["verifier/grade.json"]).get("runner_phases") or {}
+    except (KeyError, ValueError):
+        return "-"
+    return " ".join(f"{k} {float(v):.1f}" for k, v in phases.items())
+
+
 def _line(name: str, results: list[TrialResult]) -> str:
     total = [r.seconds.get("total", 0.0) for r in results]
     verify = [r.seconds.get("verify", 0.0) for r in results]
@@ -97,6 +106,7 @@ def test_oracle_and_nop_on_every_rust_task(tmp_path: Path) -> None:
             f"({r.details.get('passed')}/{r.details.get('expected')}), grader {_graded(r):.1f}, "
             + ", ".join(f"{k} {v:.1f}" for k, v in r.seconds.items())
             + (f", error {r.error}" if r.error else "")
+            + f"; harness phases {_phases(r)}"
         )
     assert [r.error for r in oracle + nop] == [None] * (2 * len(folders))
     assert [r.reward for r in oracle] == [1.0] * len(folders)

@@ -853,6 +853,10 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         "stopped_processes": len(strays),
         "outcomes": {t: outcomes.get(t, "missing") for t in expected},
         "wall_time": round(time.monotonic() - start, 3),
+        # the harness's own seconds per phase (the cargo harness's: copy, build, tests, ...)
+        "runner_phases": next(
+            (r.get("phases") for r in records if r["type"] == "finish" and r.get("phases")), {}
+        ),
     }
 
 
