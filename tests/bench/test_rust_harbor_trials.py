@@ -50,6 +50,16 @@ def _phases(result: TrialResult) -> str:
     return " ".join(f"{k} {float(v):.1f}" for k, v in phases.items())
 
 
+def _trial(r: TrialResult) -> str:
+    return (
+        f"  {r.agent:6} {r.task}: reward {r.reward} "
+        f"({r.details.get('passed')}/{r.details.get('expected')}), grader {_graded(r):.1f}, "
+        + ", ".join(f"{k} {v:.1f}" for k, v in r.seconds.items())
+        + (f", error {r.error}" if r.error else "")
+        + f"; harness phases {_phases(r)}"
+    )
+
+
 def _line(name: str, results: list[TrialResult]) -> str:
     total = [r.seconds.get("total", 0.0) for r in results]
     verify = [r.seconds.get("verify", 0.0) for r in results]
@@ -64,6 +74,7 @@ def _line(name: str, results: list[TrialResult]) -> str:
     )
 
 
+@pytest.mark.timeout(0)  # 16 trials of a cargo build and run each: no per-test limit
 @pytest.mark.skipif(not DATASET or not OUTPUT, reason="set TASKMINT_RUST_DATASET, TASKMINT_OUTPUT")
 def test_oracle_and_nop_on_every_rust_task(tmp_path: Path) -> None:
     from taskmint.config import PipelineConfig
@@ -96,18 +107,14 @@ def test_oracle_and_nop_on_every_rust_task(tmp_path: Path) -> None:
     print(f"{len(folders)} Rust tasks exported in {time.monotonic() - start:.1f} s")
     assert record["skipped"] == [], record["skipped"]
 
-    oracle = run_trials(folders, "oracle")
-    nop = run_trials(folders, "nop")
+    oracle: list[TrialResult] = []
+    nop: list[TrialResult] = []
+    for folder in folders:  # printed as they come (a trial grades a whole cargo build and run)
+        for agent, results in (("oracle", oracle), ("nop", nop)):
+            results += run_trials([folder], agent)
+            print(_trial(results[-1]), flush=True)
     print(_line("oracle", oracle))
     print(_line("nop", nop))
-    for r in oracle + nop:
-        print(
-            f"  {r.agent:6} {r.task}: reward {r.reward} "
-            f"({r.details.get('passed')}/{r.details.get('expected')}), grader {_graded(r):.1f}, "
-            + ", ".join(f"{k} {v:.1f}" for k, v in r.seconds.items())
-            + (f", error {r.error}" if r.error else "")
-            + f"; harness phases {_phases(r)}"
-        )
     assert [r.error for r in oracle + nop] == [None] * (2 * len(folders))
     assert [r.reward for r in oracle] == [1.0] * len(folders)
     assert [r.reward for r in nop] == [0.0] * len(folders)
