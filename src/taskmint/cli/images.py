@@ -31,6 +31,9 @@ def _docker() -> tuple[ModuleType, ModuleType]:
 
 def cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
     base_mod, images_mod = _docker()
+    from taskmint.harbor.rust_image import register
+
+    register()  # Rust environments' images (toolchain, vendored dependencies, warm build)
     say = (lambda line: print(line, file=sys.stderr)) if args.json else print
     base = base_mod.build_base_image(tag=args.base or base_mod.DEFAULT_BASE_IMAGE, log=say)
     runtime = images_mod.build_runtime_image(base=base)
@@ -39,7 +42,8 @@ def cmd_images(args: argparse.Namespace, config: PipelineConfig) -> int:
     built: dict[str, str] = {}
     for source in load_seed_sources(config.seeds_manifest):
         seed = acquire_source(source, cache_dir=config.cache_dir)
-        # a JavaScript seed's image (node) is what its Harbor tasks start FROM; the docker
+        # a JavaScript seed's image (node) and a Rust seed's (the toolchain, the vendored
+        # dependencies, the warm build) are what their Harbor tasks start FROM; the docker
         # backend itself runs Python seeds only so far
         env = build_environment(seed, cache_dir=config.cache_dir, sandbox=config.sandbox)
         built[seed.name] = images_mod.build_environment_image(env, base=base)

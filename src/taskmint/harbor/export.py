@@ -18,8 +18,8 @@ One folder per task, in Harbor's task format:
 - `tests/`: `test.sh`, which runs taskmint's grader (`taskmint/harbor/inside/grade.py`) with
   the environment's interpreter over the agent's tree, with what it needs: the pristine broken
   tree, the pristine tests (hidden ones included), taskmint's runner files (its pytest plugin,
-  or its node reporter), the task's scope and expected ids (`task.json`), the static scan, and
-  the digests of the environment image (`environment.json`, taken at export by
+  its node harness or its cargo harness), the task's scope and expected ids (`task.json`), the
+  static scan, and the digests of the environment image (`environment.json`, taken at export by
   `taskmint.harbor.digest`, with `environment.py` to compare them): a harness that shares the
   agent's container gets a grader that checks the interpreter (sha256sum in test.sh, before
   starting it), its standard library, site-packages, libraries and tools (hashlib in the
@@ -28,9 +28,11 @@ One folder per task, in Harbor's task format:
   patched files from `solution/fixed.tar`: the default base image has neither tool).
 
 The tasks of a language whose profile exports to Harbor (`LanguageProfile.harbor`: Python
-seeds run by pytest, JavaScript seeds run by node) are exported; the profile gives the runner's
-part of `task.json` and the tools the digests cover (a JavaScript task's environment image
-holds node and a standard-library venv for the grader: `taskmint images build`). Any other
+seeds run by pytest, JavaScript seeds run by node, Rust seeds run by cargo) are exported; the
+profile gives the runner's part of `task.json` and the tools the digests cover (a JavaScript
+task's environment image holds node and a standard-library venv for the grader, a Rust task's
+the toolchain, the vendored dependencies, the warm build, the linker and that venv:
+`taskmint images build`). Any other
 task gets a `HarborExportError`, recorded in `<dest>/.taskmint-export.json`, and the rest of
 the export goes on.
 """

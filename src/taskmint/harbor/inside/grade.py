@@ -29,7 +29,11 @@ beside it). It applies the defences of `taskmint.verify.grade_patch`:
 - the exact expected ids (FAIL_TO_PASS + PASS_TO_PASS) run with taskmint's pytest report
   plugin (`tests/runner/`), or for a node seed under taskmint's node harness
   (`tests/runner/node_runner.py`: each test file's process sends its results signed, on a
-  channel of its own, never through its standard output), through the out-of-band channel,
+  channel of its own, never through its standard output), or for a Rust seed under taskmint's
+  cargo harness (`tests/runner/cargo_runner.py`: each test in its own nextest process, the
+  doctests under rustdoc, from the image's warm build, whose path only this grader, as root,
+  can read; a target that does not build fails its expected tests), through the out-of-band
+  channel,
   with a fresh nonce, the report going to a descriptor outside the workspace; as an
   unprivileged user when run as root;
 - the grade is `taskmint.verify.grade`'s: missing, skipped or errored is failed, a bad record
@@ -354,6 +358,50 @@ def node_input(spec: dict[str, Any], ws: str, test_ids: list[str], nonce: str) -
     }
 
 
+def _json_file(path: str) -> dict[str, Any] | None:
+    """A JSON object from a file of the image's, or None when it cannot be read (the warm
+    target's path is root's alone: a grader not run as root builds cold)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def cargo_input(
+    spec: dict[str, Any], ws: str, test_ids: list[str], nonce: str, *, owns_uid: bool = False
+) -> dict[str, Any]:
+    """What the cargo harness runs (`taskmint.languages.rust.CargoAdapter.cargo_input`): the
+    image's fixed part (`rust_input`: the tools, their environment, the original's ids), the
+    warm target (`rust_warm`, when readable), the task's limits, and this run's nonce,
+    selection and workspace `ws`. `owns_uid`: the tests' uid runs nothing else here (the
+    grader switched to it), so the harness may kill every process of it between phases."""
+    fixed = _json_file(spec["rust_input"])
+    if fixed is None:
+        raise RuntimeError(f"the image has no cargo harness input ({spec['rust_input']})")
+    warm = _json_file(spec["rust_warm"]) or {}
+    home = spec.get("tool_home")
+    env = [
+        [k, home if home and k in ("HOME", "TMPDIR") else _rebase(v, ws)] for k, v in fixed["env"]
+    ]
+    return {
+        **spec["cargo_input"],
+        "nonce": nonce,
+        "cargo": fixed["cargo"],
+        "nextest": fixed["nextest"],
+        "cwd": ws,
+        "env": env,
+        "target_dir": _rebase(fixed["target_dir"], ws),
+        "warm": warm.get("warm"),
+        "select": list(test_ids),
+        "expected": list(fixed.get("expected") or []),
+        "skip": list(fixed.get("skip") or []),
+        "sweep": owns_uid,
+        "sweep_any_parent": owns_uid,
+    }
+
+
 def run_tests(
     ws: str,
     runner: str,
@@ -369,9 +417,14 @@ def run_tests(
     own), as the adapters run them. `flags` are the Python runner's interpreter flags (the node
     harness also runs without site: it needs nothing outside the standard library)."""
     nonce = secrets.token_hex(16)
+    timeout = float(spec["timeout"])
     if spec["runner"] == "node":
         data = json.dumps(node_input(spec, ws, test_ids, nonce)).encode()
         argv = [python, *flags, "-S", os.path.join(runner, "node_runner.py"), "--channel"]
+    elif spec["runner"] == "cargo":
+        data = json.dumps(cargo_input(spec, ws, test_ids, nonce, owns_uid=uid is not None)).encode()
+        argv = [python, *flags, "-S", os.path.join(runner, "cargo_runner.py"), "--channel"]
+        timeout += 30.0  # the harness keeps the run's limit itself, then cleans up
     else:
         options = dict(spec["options"])
         options["pythonpath"] = [_rebase(p, ws) for p in options.get("pythonpath", [])]
@@ -405,7 +458,7 @@ def run_tests(
         )
         os.close(fd_in)
         os.close(fd_out)
-        timed_out = _reap(proc, float(spec["timeout"]))
+        timed_out = _reap(proc, timeout)
         records, ok = read_report(out_path, nonce)
     finally:
         shutil.rmtree(private, ignore_errors=True)
@@ -503,6 +556,26 @@ def node_outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], boo
             outcomes[str(rec.get("id"))] = _NODE_OUTCOMES.get(str(rec.get("outcome")), "error")
         elif kind == "tampered":
             tampered.append(f"{rec.get('file')}: {rec.get('reason')}")
+        elif kind == "finish":
+            complete = True
+    return outcomes, complete, "; ".join(tampered)
+
+
+_CARGO_OUTCOMES = {"passed": "passed", "failed": "failed", "skipped": "skipped", "error": "error"}
+
+
+def cargo_outcomes_of(records: list[dict[str, Any]]) -> tuple[dict[str, str], bool, str]:
+    """One outcome per test id, whether the run finished, and why the harness found it
+    tampered with ("" if it did not) (`taskmint.languages.rust.parse_cargo_report`)."""
+    outcomes: dict[str, str] = {}
+    complete = False
+    tampered = []
+    for rec in records:
+        kind = rec["type"]
+        if kind == "test":
+            outcomes[str(rec.get("id"))] = _CARGO_OUTCOMES.get(str(rec.get("outcome")), "error")
+        elif kind == "tampered":
+            tampered.append(str(rec.get("reason")))
         elif kind == "finish":
             complete = True
     return outcomes, complete, "; ".join(tampered)
@@ -717,6 +790,8 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     if uid is not None:
         os.chown(home, uid, uid)
     spec = {**spec, "env": _with_home(spec["env"], home)}
+    if spec["runner"] == "cargo":
+        spec["tool_home"] = home
     if "node_input" in spec:
         spec["node_input"] = {
             **spec["node_input"],
@@ -746,6 +821,8 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     runner_tamper = ""
     if spec["runner"] == "node":
         outcomes, complete, runner_tamper = node_outcomes_of(records)
+    elif spec["runner"] == "cargo":
+        outcomes, complete, runner_tamper = cargo_outcomes_of(records)
     else:
         outcomes, complete = outcomes_of(records)
     reward, reason, passed, tampered = judge(
@@ -776,6 +853,10 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         "stopped_processes": len(strays),
         "outcomes": {t: outcomes.get(t, "missing") for t in expected},
         "wall_time": round(time.monotonic() - start, 3),
+        # the harness's own seconds per phase (the cargo harness's: copy, build, tests, ...)
+        "runner_phases": next(
+            (r.get("phases") for r in records if r["type"] == "finish" and r.get("phases")), {}
+        ),
     }
 
 

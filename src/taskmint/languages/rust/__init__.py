@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tree_sitter import Node
 
@@ -54,6 +54,7 @@ from taskmint.languages.rust.detect import (
 )
 from taskmint.languages.rust.doccode import restore_doc_tests
 from taskmint.languages.rust.environment import build_environment, environment_id
+from taskmint.languages.rust.harbor import harbor_spec, harbor_tools
 from taskmint.languages.rust.hidden import choose_hidden
 from taskmint.languages.rust.hidden import strip_hidden as strip_hidden_tests
 from taskmint.languages.rust.hidden import test_file as integration_test_file
@@ -199,6 +200,7 @@ class RustProfile(LanguageProfile):
             "shadows a standard macro",
         }
     )
+    harbor: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._adapter = CargoAdapter()
@@ -354,3 +356,17 @@ class RustProfile(LanguageProfile):
             "a Rust environment is built from the seed itself, in the sandbox: pass the seed "
             "(taskmint.languages.build_environment(seed, cache_dir=..., sandbox=...))"
         )
+
+    def harbor_runner(
+        self, manifest: SeedManifest, *, env_id: str, expected: Sequence[str]
+    ) -> dict[str, Any]:
+        """The cargo harness over the expected ids (`harbor.harbor_spec`): the limits here, the
+        rest from the environment image (`harbor.rust_image`), the warm target's path
+        readable by the grader (root) alone; `RUST_PROTECTED_NAMES` refused in the agent's
+        tree."""
+        return harbor_spec(manifest, RUST_PROTECTED_NAMES)
+
+    def harbor_tools(self, spec: dict[str, Any]) -> tuple[str, ...]:
+        """cargo, rustc, rustdoc, cargo-nextest, the linker and ld, the harness's input and the
+        offline cargo configuration (`harbor.harbor_tools`)."""
+        return harbor_tools(spec)

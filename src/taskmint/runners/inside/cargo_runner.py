@@ -115,6 +115,7 @@ class CargoInput(TypedDict, total=False):
     jobs: int  # build jobs and test threads (0: the CPUs)
     keep_target: bool  # leave the target folder (the warm build); else delete it at the end
     sweep: bool  # kill every other process of this uid between phases (inside a sandbox)
+    sweep_any_parent: bool  # sweep though not started by init (a grader that gave it the uid)
 
 
 # --- plumbing ------------------------------------------------------------------------------
@@ -214,8 +215,10 @@ def _kill_group(pgid: int) -> None:
 def sweep(spec: CargoInput) -> int:
     """Kill every other process this uid can signal (what a build or a test left behind);
     how many there were. Only inside a sandbox: a process of its own uid, started by the PID
-    namespace's init."""
-    if not (spec.get("sweep") and os.getuid() != 0 and os.getppid() == 1):
+    namespace's init, or (`sweep_any_parent`) one whose uid a grader gave it for this run
+    alone (a Harbor task's container)."""
+    inside = os.getppid() == 1 or bool(spec.get("sweep_any_parent"))
+    if not (spec.get("sweep") and os.getuid() != 0 and inside):
         return 0
     me, uid = os.getpid(), os.getuid()
     left = 0

@@ -20,7 +20,11 @@ Three layers, each cached by a tag and reused when present:
   the runtime it was built on. A JavaScript seed's environment (`kind="node"`) is the runtime
   plus the host's `node` at its own path (the path and version its `env_id` names) and a
   standard-library venv at `/opt/venv`, so every environment image has `/opt/venv/bin/python`
-  (the Harbor grader's interpreter). The docker backend itself still runs Python seeds only.
+  (the Harbor grader's interpreter). A Rust seed's (`kind="cargo"`) is the runtime plus the
+  toolchain, the vendored dependencies, the offline cargo home, the warm build and the linker
+  at the paths the local sandbox mounts them (`taskmint.harbor.rust_image`, registered with
+  `register_image_kind`). The docker backend itself still
+  runs Python seeds only.
 """
 
 from __future__ import annotations
@@ -430,4 +434,12 @@ class _ImageBuilder(Protocol):
 
 # environment kinds other than a venv (`Environment.kind`, as a language's profile builds
 # them) -> how their image is built
+# (Rust's, "cargo", is registered by `taskmint.harbor.rust_image`, which sits above the
+# languages it reads: `register_image_kind`)
 _OTHER_KINDS: dict[str, _ImageBuilder] = {"node": _build_node_image}
+
+
+def register_image_kind(kind: str, builder: _ImageBuilder) -> None:
+    """Say how the image of an environment of `kind` is built (a layer above this one that
+    knows the environment's layout registers its builder)."""
+    _OTHER_KINDS[kind] = builder
