@@ -56,6 +56,7 @@ from typing import Any
 from taskmint.config import PipelineConfig
 from taskmint.consumer import workspace
 from taskmint.errors import DatasetError, TaskmintError
+from taskmint.files import copy_tree
 from taskmint.harbor import digest
 from taskmint.harbor.inside import grade
 from taskmint.languages import find_profile, profile_for_seed, profiles
@@ -64,6 +65,7 @@ from taskmint.publish.loader import load_seed, load_tasks, resolve_version
 from taskmint.records import SeedApp, Task
 from taskmint.runners.adapters import VENV_DIR, inside_dir
 from taskmint.sandbox.base import WORKSPACE
+from taskmint.scratch import make_scratch
 from taskmint.verify import scan
 from taskmint.verify.reward import _protected_files
 from taskmint.verify.scope import _PROTECTED_DIRS, PROTECTED_NAMES, PROTECTED_SUFFIXES
@@ -412,7 +414,40 @@ def _runner_spec(task: Task, seed: SeedApp) -> dict[str, Any]:
         "timeout": manifest.timeout,
         "sandbox_uid": SANDBOX_UID,
     }
+    regions = _test_code_regions(task, seed)
+    if regions:
+        spec["test_regions"] = regions
     return {**spec, **language.harbor_runner(manifest, env_id=task.env_id, expected=expected)}
+
+
+def _test_code_regions(task: Task, seed: SeedApp) -> dict[str, list[list[int]]]:
+    """Per source file of the broken tree, the line ranges of the test code it holds (Rust's
+    unit tests and doctests, `LanguageProfile.test_code_regions`), which the grader refuses to
+    see changed."""
+    language = profile_for_seed(seed)
+    root = Path(seed.root)
+    sources = [
+        f
+        for f in seed.files
+        if f.endswith(language.extensions)
+        and language.test_code_regions(f, (root / f).read_bytes())
+    ]
+    if not sources:
+        return {}
+    ws = make_scratch("taskmint-regions-")
+    try:
+        copy_tree(root, ws, sources)
+        apply_patch(ws, task.breaking_patch)
+        out: dict[str, list[list[int]]] = {}
+        for rel in sources:
+            path = ws / rel
+            if path.is_file():
+                found = language.test_code_regions(rel, path.read_bytes())
+                if found:
+                    out[rel] = [list(r) for r in found]
+        return out
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
 
 
 def _manifest(

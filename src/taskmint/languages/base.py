@@ -302,6 +302,12 @@ class LanguageProfile(abc.ABC):
         expected tests), over the common part the exporter writes."""
         raise NotImplementedError(f"{self.name} tasks cannot be exported to Harbor yet")
 
+    def test_code_regions(self, path: str, data: bytes) -> list[tuple[int, int]]:
+        """The 1-based, inclusive line ranges of test code inside source file `path` (`data`):
+        what an exported task's grader, which cannot parse the file to put the original back,
+        refuses to see changed (Rust's `#[cfg(test)]` items and doctests). None by default."""
+        return []
+
     def harbor_tools(self, spec: dict[str, Any]) -> tuple[str, ...]:
         """Programs besides the grader's interpreter that the environment digests cover."""
         return ()

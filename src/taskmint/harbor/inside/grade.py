@@ -58,6 +58,7 @@ import importlib.util
 import json
 import os
 import posixpath
+import re
 import secrets
 import shutil
 import signal
@@ -206,6 +207,39 @@ def agent_changes(
     for rel in sorted(set(before) - set(now)):
         rejected.append(f"{rel}: deleting files is refused")
     return kept, list(dict.fromkeys(rejected)), "".join(diff)
+
+
+# The test code inside source files (Rust's `#[cfg(test)]` modules and doctests): the grader has
+# no parser to put the original back, so a change to it is refused. `task.json`'s
+# `test_regions` holds, per source file, the 1-based line ranges of its test code in the broken
+# tree; added lines that switch tests off or shadow what they use are refused anywhere in such
+# a file.
+_TEST_SWITCH = re.compile(
+    r"#\s*!?\s*\[\s*(cfg_attr|ignore|should_panic|test)\b"
+    r"|\bcfg\s*!?\s*\([^)]*\btest\b|#\s*!\s*\[\s*cfg\b"
+    r"|\bmacro_rules\s*!\s*(r#)?(assert\w*|debug_assert\w*|panic|unreachable|todo"
+    r"|unimplemented|matches|vec|format|write|writeln|print|println|eprint|eprintln|cfg)\b"
+)
+
+
+def test_code_change(old: str, new: str, regions: list[list[int]]) -> str | None:
+    """Why the agent's `new` text of a source file changes its test code (`regions` of `old`,
+    1-based inclusive line ranges), or None."""
+    a, b = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        for line in b[j1:j2]:
+            if _TEST_SWITCH.search(line):
+                return f"adds `{line.strip()[:60]}`"
+        for first, last in regions:
+            if tag == "insert":
+                if first < i1 + 1 <= last:  # lines added inside the test code
+                    return f"adds lines inside the test code at lines {first}-{last}"
+            elif i1 + 1 <= last and i2 >= first:  # replaced or deleted lines overlap it
+                return f"changes the test code at lines {first}-{last}"
+    return None
 
 
 # --- workspace -------------------------------------------------------------------------------
@@ -760,6 +794,23 @@ def _with_home(env: list[list[str]], home: str) -> list[list[str]]:
     return [[k, home if k in ("HOME", "TMPDIR") else v] for k, v in env]
 
 
+def _test_code_changes(
+    pristine: str, kept: dict[str, bytes], regions: dict[str, list[list[int]]]
+) -> list[str]:
+    """ "path: why" for each kept source file whose test code the agent changed."""
+    out = []
+    for rel, new in sorted(kept.items()):
+        if rel not in regions:
+            continue
+        old = _read(os.path.join(pristine, rel)) or b""
+        why = test_code_change(
+            old.decode("utf-8", "replace"), new.decode("utf-8", "replace"), regions[rel]
+        )
+        if why is not None:
+            out.append(f"{rel}: {why}")
+    return out
+
+
 def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     """The reward record of the agent's tree `app`."""
     start = time.monotonic()
@@ -800,6 +851,7 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
     try:
         _extract(os.path.join(tests_dir, "broken.tar"), pristine)
         kept, rejected, diff = agent_changes(app, pristine, spec)
+        test_code = _test_code_changes(pristine, kept, spec.get("test_regions") or {})
         findings = _scan(tests_dir, diff)
         build_workspace(ws, tests_dir, kept, spec)
         canaries = plant_canaries(ws, spec["canary_dir"]) if spec["runner"] == "pytest" else None
@@ -835,6 +887,8 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         canaries=canaries,
         runner_tamper=runner_tamper,
     )
+    if test_code:
+        reward, reason = 0.0, f"the test code in a source file was changed: {test_code[0]}"
     if rejected and reward == 0.0:
         reason += f"; {len(rejected)} change(s) outside the allowed paths were dropped"
     return {
@@ -847,6 +901,7 @@ def grade(tests_dir: str, app: str, ws: str, python: str) -> dict[str, Any]:
         "kept_paths": sorted(kept),
         "rejected_paths": rejected,
         "findings": findings,
+        "test_code_changed": test_code,
         "environment_checked": problems is not None,
         "check_seconds": check_seconds,
         "bytecode_removed": len(removed),

@@ -366,7 +366,39 @@ class RustProfile(LanguageProfile):
         tree."""
         return harbor_spec(manifest, RUST_PROTECTED_NAMES)
 
+    def test_code_regions(self, path: str, data: bytes) -> list[tuple[int, int]]:
+        """The test-only items (`#[cfg(test)]` modules, `#[test]` functions, with their
+        attributes and doc comments) and the doc comments that hold a code block (doctests)."""
+        if not path.endswith(".rs"):
+            return []
+        try:
+            items = test_items(data, path)
+        except (RestoreError, _ParseError, ValueError):
+            return [(1, data.count(b"\n") + 1)]  # cannot be read: the whole file is guarded
+        out = [(data.count(b"\n", 0, i.start) + 1, data.count(b"\n", 0, i.end) + 1) for i in items]
+        return sorted(out + _doctest_blocks(data))
+
     def harbor_tools(self, spec: dict[str, Any]) -> tuple[str, ...]:
         """cargo, rustc, rustdoc, cargo-nextest, the linker and ld, the harness's input and the
         offline cargo configuration (`harbor.harbor_tools`)."""
         return harbor_tools(spec)
+
+
+_DOC_LINE = re.compile(rb"^\s*(///|//!)")
+
+
+def _doctest_blocks(data: bytes) -> list[tuple[int, int]]:
+    """Runs of `///` or `//!` lines that hold a fenced block (1-based, inclusive)."""
+    out: list[tuple[int, int]] = []
+    first = 0
+    fenced = False
+    lines = data.split(b"\n")
+    for number, line in enumerate([*lines, b""], start=1):
+        if _DOC_LINE.match(line):
+            first = first or number
+            fenced = fenced or b"```" in line
+            continue
+        if first and fenced:
+            out.append((first, number - 1))
+        first, fenced = 0, False
+    return out
