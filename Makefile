@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test test-fast bench bench-pypi bench-real bench-rust exactness lint clean
+.PHONY: setup system-deps images demo test test-fast bench bench-pypi bench-real bench-rust bench-rust-real exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -56,6 +56,12 @@ bench-real: setup
 # needs the Rust toolchain, cargo-nextest and the Rust crate registry.
 bench-rust: setup
 	$(PY) -m pytest -q -s tests/bench/test_rust_runner.py -p no:cacheprovider
+
+# The refresh on real crates (seed_apps/real_rust_seeds.toml, detected manifests): usable or
+# refused, yield, task sizes, mutation scores, a candidate's cost against plain cargo test.
+# Needs the Rust toolchain, cargo-nextest and the Rust crate registry.
+bench-rust-real: setup
+	$(PY) -m pytest -q -s tests/bench/test_real_rust.py -p no:cacheprovider
 
 # Selected against full-suite validation on the PyPI seeds (needs the package index).
 exactness: setup

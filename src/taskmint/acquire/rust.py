@@ -27,7 +27,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from taskmint.acquire.manifest import MANIFEST_NAME, render_manifest
+from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest, render_manifest
 from taskmint.acquire.snapshot import snapshot_tree
 from taskmint.acquire.sources import SeedSource, SourceError, _fetch_git
 from taskmint.files import list_tree, tree_digest
@@ -42,7 +42,7 @@ from taskmint.languages.rust.toolchain import Toolchain
 from taskmint.records import SeedApp, stable_id
 from taskmint.scratch import make_staging
 
-__all__ = ["acquire_crate", "acquire_folder", "acquire_git"]
+__all__ = ["acquire_crate", "acquire_folder", "acquire_git", "crate_tree"]
 
 _RECIPE = 1  # bumped when the way trees are prepared changes
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -95,14 +95,26 @@ def _fetched(
     return final / "tree"
 
 
-def acquire_crate(name: str, version: str, *, cache_dir: Path, seed_name: str = "") -> SeedApp:
+def acquire_crate(
+    name: str, version: str, *, cache_dir: Path, seed_name: str = "", manifest: str = ""
+) -> SeedApp:
     """A published crate at an exact version, with its dependencies vendored (see the module
-    docstring)."""
+    docstring); `manifest`, a pinned taskmint.toml to use instead of the detected one."""
+    tree = crate_tree(name, version, cache_dir=cache_dir, seed_name=seed_name, manifest=manifest)
+    return snapshot_tree(tree, cache_dir, name=seed_name)
+
+
+def crate_tree(
+    name: str, version: str, *, cache_dir: Path, seed_name: str = "", manifest: str = ""
+) -> Path:
+    """The prepared tree of a published crate (`cache/sources/<key>/tree`, fetched once):
+    what `acquire_crate` snapshots, and a seeds manifest's `crate = "..."` entry fetches."""
     if not _NAME.match(name) or not _VERSION.match(version):
         raise SourceError(f"{name!r} {version!r} is not a crate name and an exact version")
     toolchain = _toolchain()
     label = f"{name} {version}"
     seed = seed_name or name.lower()
+    pinned = _pinned_text(manifest)
 
     def fetch(tree: Path, work: Path) -> None:
         project = work / "fetch"
@@ -129,13 +141,26 @@ def acquire_crate(name: str, version: str, *, cache_dir: Path, seed_name: str = 
         if not matches:
             raise SourceError(f"cargo fetched no {label}")
         shutil.copytree(matches[0], tree, ignore=shutil.ignore_patterns(".cargo-checksum.json"))
+        if pinned:
+            (tree / MANIFEST_NAME).write_text(pinned, encoding="utf-8")
 
     def prepare(tree: Path) -> None:
         _prepare(tree, cache_dir, name=seed, label=label)
 
-    key = stable_id("rust-crate", _RECIPE, name, version, seed)
-    tree = _fetched(key, cache_dir, fetch, prepare)
-    return snapshot_tree(tree, cache_dir, name=seed_name)
+    key = stable_id("rust-crate", _RECIPE, name, version, seed, *([pinned] if pinned else []))
+    return _fetched(key, cache_dir, fetch, prepare)
+
+
+def _pinned_text(manifest: str) -> str:
+    """The text of a pinned taskmint.toml (checked), or "" without one."""
+    if not manifest:
+        return ""
+    try:
+        text = Path(manifest).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"pinned manifest {manifest} cannot be read: {exc}") from exc
+    parse_manifest(text, where=manifest)
+    return text
 
 
 def acquire_git(

@@ -1,11 +1,12 @@
-"""Where seeds come from: a local folder, a git repository at a commit, a PyPI sdist, or a
-Docker image whose filesystem holds the project.
+"""Where seeds come from: a local folder, a git repository at a commit, a PyPI sdist, a crate
+of the Rust crate registry, or a Docker image whose filesystem holds the project.
 
 A seeds manifest lists one `[[seed]]` table per seed, with exactly one of these keys:
 
     path = "sheetcalc"                                  # a folder, relative to the manifest
     git = "https://host/org/repo.git"  commit = "<40 hex>"   subdir = "optional/sub/folder"
     pypi = "inflection"                version = "0.5.1"
+    crate = "semver"                   version = "1.0.28"
     docker = "myimage:tag"             image_path = "/src/app"
 
 and optionally `manifest = "pinned/inflection.toml"`, a `taskmint.toml` to use instead of the
@@ -18,6 +19,14 @@ folder, so the same pin always gives the same `snapshot_id` and the same task id
 without a `taskmint.toml` gets one detected by its language's profile (`detect_profile`;
 Python's: `taskmint.languages.python.detect`), also saved next
 to the tree for the user to edit and pin.
+
+Before that, the language's profile prepares every fetched tree while the network is still
+allowed (`LanguageProfile.prepare_tree`; acquisition is the only step with the network): a
+Rust tree (a git commit of a cargo project, say) gets its Cargo.lock and its dependencies
+vendored, dev-dependencies included, so its environment build and every run are offline. A
+`crate` entry goes through `taskmint.acquire.rust` (cargo fetches the package, the profile
+prepares it). A refusal is a `SourceError` saying what to do; in a refresh it is that seed's
+error and the other seeds go on.
 """
 
 from __future__ import annotations
@@ -38,14 +47,14 @@ from taskmint.acquire.archive import safe_extract
 from taskmint.acquire.manifest import MANIFEST_NAME, parse_manifest, render_manifest
 from taskmint.acquire.snapshot import snapshot_tree
 from taskmint.errors import ManifestError
-from taskmint.languages import detect_profile, profiles
+from taskmint.languages import DetectError, LanguageProfile, detect_profile, profile, profiles
 from taskmint.records import SeedApp, stable_id
 from taskmint.scratch import make_staging
 
 __all__ = ["SeedSource", "SourceError", "acquire_source", "fetch_tree", "load_seed_sources"]
 
-SourceKind = Literal["path", "git", "pypi", "docker"]
-_KINDS: tuple[SourceKind, ...] = ("path", "git", "pypi", "docker")
+SourceKind = Literal["path", "git", "pypi", "crate", "docker"]
+_KINDS: tuple[SourceKind, ...] = ("path", "git", "pypi", "crate", "docker")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 # Last components of git URLs that name a hosting convention, not the project
@@ -62,8 +71,8 @@ class SeedSource:
     """One entry of a seeds manifest: where a seed's tree comes from, pinned."""
 
     kind: SourceKind
-    location: str  # folder, git URL, distribution name, or image reference
-    ref: str = ""  # commit (git), version (pypi); "" for a folder or an image
+    location: str  # folder, git URL, distribution or crate name, or image reference
+    ref: str = ""  # commit (git), version (pypi, crate); "" for a folder or an image
     subdir: str = ""  # git: a folder inside the repository; docker: the project's path
     manifest: str = ""  # an absolute path to a pinned taskmint.toml, or ""
     # The seed's name: the entry's `name = "..."`, else `derived_name` (filled in on creation).
@@ -88,6 +97,8 @@ class SeedSource:
             return _manifest_name(Path(self.location) / MANIFEST_NAME) or Path(self.location).name
         if self.kind == "pypi":
             return canonicalize_name(self.location)
+        if self.kind == "crate":
+            return self.location.lower()
         if self.kind == "git":
             parts = [p.removesuffix(".git") for p in re.split(r"[/:]+", self.location) if p]
             last = parts[-1] if parts else ""
@@ -103,6 +114,8 @@ class SeedSource:
             return Path(self.location).name
         if self.kind == "pypi":
             return f"{self.location}=={self.ref}"
+        if self.kind == "crate":
+            return f"{self.location} {self.ref}"
         if self.kind == "git":
             repo = self.location.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
             return f"{repo}@{self.ref[:12]}"
@@ -200,6 +213,17 @@ def _source(entry: Any, path: Path) -> SeedSource:
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", value):
             raise ManifestError(f"{path}: {value!r} is not a distribution name")
         return SeedSource(kind="pypi", location=value, ref=version, manifest=pinned, name=name)
+    if kind == "crate":
+        version = entry.get("version")
+        if not isinstance(version, str) or not re.match(
+            r"^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*$", version
+        ):
+            raise ManifestError(
+                f"{path}: crate seed {value!r} needs an exact `version` (x.y.z, no range)"
+            )
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_-]*$", value):
+            raise ManifestError(f"{path}: {value!r} is not a crate name")
+        return SeedSource(kind="crate", location=value, ref=version, manifest=pinned, name=name)
     image_path = entry.get("image_path", "/src")
     if not isinstance(image_path, str) or not image_path.startswith("/"):
         raise ManifestError(f"{path}: docker seed needs `image_path`, an absolute path")
@@ -226,12 +250,24 @@ def acquire_source(source: SeedSource, *, cache_dir: Path) -> SeedApp:
 def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
     """The seed's tree on disk, with a `taskmint.toml` (pinned, its own, or detected).
 
-    A plain folder is its own tree, never written to. A detected manifest holds the seed's
+    A plain folder is its own tree, never written to (a Rust folder must then hold its
+    Cargo.lock: `acquire.rust.acquire_folder` prepares a copy). A crate is fetched and
+    prepared by `acquire.rust.crate_tree`. A detected manifest holds the seed's
     name, so the cache key holds the name wherever the rest of the key does not already pin it
     (a renamed seed, an image known by its id)."""
+    if source.kind == "path" and not source.manifest:
+        return Path(source.location)
+    if source.kind == "crate":
+        from taskmint.acquire.rust import crate_tree  # it builds on this module
+
+        return crate_tree(
+            source.location,
+            source.ref,
+            cache_dir=Path(cache_dir),
+            seed_name=source.name,
+            manifest=source.manifest,
+        )
     if source.kind == "path":
-        if not source.manifest:
-            return Path(source.location)
         parts: tuple[object, ...] = ("path", source.location, _digest_file(source.manifest))
     elif source.kind == "docker":
         parts = ("docker", _image_id(source.location), source.subdir)
@@ -241,6 +277,7 @@ def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
         parts += (source.manifest and _digest_file(source.manifest),)
         if source.kind == "git":
             parts += (("version-file", 1),)  # trees fetched since the version file is written
+    parts += (("prepared", 1),)  # trees prepared by their profile (`_prepare`)
     if not source.manifest and (source.renamed or source.kind == "docker"):
         parts += (("name", source.name),)
     key = stable_id(*parts)
@@ -259,6 +296,7 @@ def fetch_tree(source: SeedSource, *, cache_dir: Path) -> Path:
             _fetch_pypi(source, tree, Path(cache_dir) / "sdists")
         else:
             _fetch_docker(source, tree, tmp)
+        _prepare(source, tree, Path(cache_dir))
         _pin_manifest(source, tree, tmp)
         try:
             os.rename(tmp, final)
@@ -275,6 +313,36 @@ def _digest_file(path: str) -> str:
         return stable_id(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ManifestError(f"pinned manifest {path} cannot be read: {exc}") from exc
+
+
+def _tree_profile(source: SeedSource, tree: Path) -> LanguageProfile | None:
+    """The profile of a fetched tree: its pinned manifest's language, its own taskmint.toml's,
+    else the one that detects it (None: none does, which `_pin_manifest` then reports)."""
+    text = ""
+    if source.manifest:
+        text = Path(source.manifest).read_text(encoding="utf-8")
+    elif (tree / MANIFEST_NAME).is_file():
+        text = (tree / MANIFEST_NAME).read_text(encoding="utf-8")
+    if text:
+        return profile(parse_manifest(text, where=source.manifest or source.label).language)
+    try:
+        return detect_profile(tree, name=source.name)
+    except DetectError:
+        return None
+
+
+def _prepare(source: SeedSource, tree: Path, cache_dir: Path) -> None:
+    """The profile's preparation of a fetched tree (`LanguageProfile.prepare_tree`); its
+    refusals become `SourceError`s."""
+    language = _tree_profile(source, tree)
+    if language is None:
+        return
+    try:
+        language.prepare_tree(tree, cache_dir, label=source.label)
+    except SourceError:
+        raise
+    except ManifestError as exc:
+        raise SourceError(str(exc)) from exc
 
 
 def _pin_manifest(source: SeedSource, tree: Path, work: Path) -> None:

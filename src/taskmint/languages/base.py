@@ -149,6 +149,16 @@ class LanguageProfile(abc.ABC):
         written, relative to `root`. Called for every git seed, whatever its language."""
         return ()
 
+    def prepare_tree(self, tree: Path, cache_dir: Path, *, label: str) -> None:
+        """Make a fetched tree of this language ready to snapshot, in place, while the
+        network is still allowed (acquisition is the only step that has it): Rust's locks and
+        vendors the dependencies so the environment build and every run are offline. Called
+        by acquisition for every fetched tree of the language (git, sdist, image, a folder
+        with a pinned manifest), before its manifest is detected; `label` names the source
+        in refusals. Raises `ManifestError` (a refusal saying what to do). By default: nothing
+        to do."""
+        return None
+
     def fallback_manifest(
         self, manifest: SeedManifest, problems: Sequence[str]
     ) -> SeedManifest | None:

@@ -218,6 +218,11 @@ class RustProfile(LanguageProfile):
         """From `cargo metadata`: the library and binary folders, the integration tests'."""
         return detect_manifest(root, name=name, description=description)
 
+    def prepare_tree(self, tree: Path, cache_dir: Path, *, label: str) -> None:
+        """`detect.prepare_tree`: no `target/`, a test somewhere, a Cargo.lock, the
+        dependencies (dev-dependencies included) vendored under `cache_dir`."""
+        prepare_tree(tree, cache_dir, label=label)
+
     def test_command(self, manifest: SeedManifest) -> str:
         """nextest over the workspace, then the doctests."""
         return "cargo nextest run --workspace && cargo test --doc --workspace"
