@@ -26,7 +26,8 @@ import pytest
 from taskmint.acquire.rust import acquire_crate
 from taskmint.config import Limits
 from taskmint.files import copy_tree
-from taskmint.languages.rust import PROFILE, build_environment, find_toolchain
+from taskmint.languages import profile
+from taskmint.languages.rust import build_environment, find_toolchain
 from taskmint.languages.rust.environment import BUILD_FILE, phases, vendor_dependencies
 from taskmint.records import Environment, RunReport, SeedApp
 from taskmint.runners import run_tests
@@ -64,7 +65,9 @@ def _run(
             path = ws / edit[0]
             path.write_text(_changed(path.read_text(), edit[1]))
         start = time.monotonic()
-        report = run_tests(sandbox, ws, seed.manifest, env, adapter=PROFILE.adapter, limits=LIMITS)
+        report = run_tests(
+            sandbox, ws, seed.manifest, env, adapter=profile("rust").adapter, limits=LIMITS
+        )
         return time.monotonic() - start, report
     finally:
         shutil.rmtree(ws, ignore_errors=True)

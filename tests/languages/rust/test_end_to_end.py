@@ -66,8 +66,8 @@ def test_an_openenv_gold_episode_on_a_rust_task_earns_1(
 ):
     from tests.openenv.helpers import gold_edits, gold_episode, running_server
 
-    _seed, _env, tasks, dataset = cronplan_tasks
-    task = sorted(tasks, key=lambda t: t.instance_id)[0]
+    dataset = cronplan_tasks[3]
+    task = sorted(load_tasks(dataset, streaming=False), key=lambda t: t.instance_id)[0]
     edits = gold_edits(task, cache_dir, tmp_path)
     with running_server(dataset, work_dir, tmp_path / "openenv.log") as url:
         _took, seen = gold_episode(url, "rust", 0, edits)
