@@ -185,14 +185,14 @@ def test_the_rust_image_holds_the_toolchain_offline_and_hides_the_warm_build(rus
 
 
 def test_the_grader_hands_the_harness_the_adapters_input(exported, cron):
-    """The grader's cargo input is `CargoAdapter.cargo_input`'s for the environment, with the
+    """The grader's cargo input is `CargoAdapter.harness_input`'s for the environment, with the
     run's own nonce, selection, workspace and home."""
     from taskmint.languages.rust import CargoAdapter
 
     seed, env, _ = cron
     folder = exported[0]
     spec = _spec(folder)
-    theirs = CargoAdapter().cargo_input(
+    theirs = CargoAdapter().harness_input(
         seed.manifest, env, nonce="n", test_ids=tuple(spec["expected"])
     )
     fixed = {k: theirs[k] for k in ("cargo", "nextest", "env", "target_dir", "expected", "skip")}  # type: ignore[literal-required]

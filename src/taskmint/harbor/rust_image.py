@@ -22,7 +22,7 @@ paths, so the warm build made in the sandbox is fresh in the image:
   which also runs the cargo harness, as for a node seed);
 - `/opt/rust/harbor/input.json` (0644): the cargo harness's input that the environment fixes
   (cargo, nextest, the tools' environment, the target folder, the original's test ids, the
-  test targets that never build), as `CargoAdapter.cargo_input` gives it; and
+  test targets that never build), as `CargoAdapter.harness_input` gives it; and
   `/opt/rust/harbor/warm.json` (0600, root's): the warm target's path, which only the grader
   (root) reads and hands the harness on its channel.
 
@@ -188,7 +188,7 @@ def _add_bytes(tar: tarfile.TarFile, arc: str, data: bytes, mode: int) -> None:
 
 
 def _harbor_input(env: Environment) -> tuple[dict[str, Any], str | None]:
-    """The cargo harness's input the environment fixes (`CargoAdapter.cargo_input`'s: the
+    """The cargo harness's input the environment fixes (`CargoAdapter.harness_input`'s: the
     tools, their environment, the target folder, the original's ids, the targets never
     built), and the warm target's path."""
     from taskmint.languages.rust.adapter import TARGET_DIR, EnvLayout, tool_env
