@@ -120,7 +120,8 @@ def test_rust_tasks_export_on_the_rust_environment_image(exported, cron, rust_im
         assert config["metadata"]["language"] == "rust"
         assert f"FROM {rust_image}\n" in (path / "environment" / "Dockerfile").read_text()
         runner = path / "tests" / "runner"
-        assert [p.name for p in runner.rglob("*") if p.is_file()] == ["cargo_runner.py"]
+        files = sorted(p.name for p in runner.rglob("*") if p.is_file())
+        assert files == ["cargo_runner.py", "harness_io.py"]
         assert (runner / "cargo_runner.py").read_bytes() == (
             inside_dir() / "cargo_runner.py"
         ).read_bytes()
