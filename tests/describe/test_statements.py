@@ -27,6 +27,7 @@ from taskmint.records import Candidate, SeedApp, Verdict
 from tests.conftest import LIMITS
 
 SEED_LIST = Path(__file__).resolve().parents[2] / "seed_apps" / "seeds.toml"
+_RUST_TEST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+(\w+)")
 _TEST_DEF = re.compile(
     r"^\s*(?:async\s+)?def\s+(test_\w+)|^\s*(?:test|it)\(\s*['\"](.+?)['\"]", re.M
 )
@@ -82,13 +83,20 @@ def test_the_statement_columns_load_with_datasets(tiny_dataset, published_tasks,
 
 
 def _test_index(seed: SeedApp) -> dict[str, list[str]]:
-    """Test file -> its test ids (pytest style; node tests as file::name)."""
+    """Test file -> its test ids (pytest style; node tests as file::name; Rust integration
+    tests as the cargo harness names them, `test:<package>/<target>::name`)."""
     out: dict[str, list[str]] = {}
     roots = tuple(p.rstrip("/") + "/" for p in seed.manifest.test_paths)
     for rel in seed.files:
-        if not rel.startswith(roots) or not rel.endswith((".py", ".js", ".mjs")):
+        if not rel.startswith(roots) or not rel.endswith((".py", ".js", ".mjs", ".rs")):
             continue
         text = (Path(seed.root) / rel).read_text(encoding="utf-8")
+        if rel.endswith(".rs"):
+            target = Path(rel).stem
+            names = _RUST_TEST.findall(text)
+            if names:
+                out[rel] = [f"test:{seed.name}/{target}::{n}" for n in names]
+            continue
         names = [a or b for a, b in _TEST_DEF.findall(text)]
         if names:
             out[rel] = [f"{rel}::{n}" for n in names]
