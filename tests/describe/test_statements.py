@@ -189,7 +189,7 @@ def test_level_2_statements_describe_behaviour_without_signatures(bundled_candid
 def test_every_candidate_of_the_bundled_seeds_gets_a_clean_description(bundled_descriptions):
     strategies = Counter(c.strategy for c, _ in bundled_descriptions)
     seeds = {c.seed for c, _ in bundled_descriptions}
-    assert len(seeds) == 5 and {"python", "javascript"} <= {
+    assert len(seeds) == 6 and {"python", "javascript", "rust"} <= {
         c.language for c, _ in bundled_descriptions
     }
     assert set(strategies) >= {

@@ -371,6 +371,25 @@ class RustProfile(LanguageProfile):
         tree."""
         return harbor_spec(manifest, RUST_PROTECTED_NAMES)
 
+    def interface_lines(self, code: str) -> set[int] | None:
+        """Doc comments, attributes and item headers (`fn`, `impl`, `struct`, `enum`, `trait`,
+        `mod`, `type`, `const`, `static`, with their visibility), a header that runs over
+        several lines up to the one that opens its body: what a statement may repeat."""
+        out: set[int] = set()
+        open_header = False
+        for i, line in enumerate(code.splitlines()):
+            stripped = line.strip()
+            if open_header:
+                out.add(i)
+                open_header = not stripped.endswith(("{", ";", "}"))
+                continue
+            if stripped.startswith(("///", "//!", "#[", "#![")):
+                out.add(i)
+            elif _ITEM_HEAD.match(line):
+                out.add(i)
+                open_header = not stripped.endswith(("{", ";", "}"))
+        return out
+
     def test_code_regions(self, path: str, data: bytes) -> list[tuple[int, int]]:
         """The test-only items (`#[cfg(test)]` modules, `#[test]` functions, with their
         attributes and doc comments) and the doc comments that hold a code block (doctests)."""
@@ -390,6 +409,10 @@ class RustProfile(LanguageProfile):
 
 
 _DOC_LINE = re.compile(rb"^\s*(///|//!)")
+_ITEM_HEAD = re.compile(
+    r"^\s*(pub(\s*\([^)]*\))?\s+)?(default\s+)?((const|async|unsafe)\s+|extern\s+\"[^\"]*\"\s+)*"
+    r"(fn|impl|struct|enum|trait|mod|type|union|const|static)\b"
+)
 
 
 def _doctest_blocks(data: bytes) -> list[tuple[int, int]]:
