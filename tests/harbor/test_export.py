@@ -184,9 +184,10 @@ def test_export_of_chosen_ids_and_a_content_hash_that_is_stable(
 
 def test_a_task_of_another_language_or_runner_is_refused_clearly(tasks, cache_dir, tmp_path):
     task = next(iter(tasks.values()))
-    with pytest.raises(HarborExportError, match="rust tasks cannot be exported"):
+    # a language with no profile (Go has a tree-sitter syntax only)
+    with pytest.raises(HarborExportError, match="go tasks cannot be exported"):
         export_task(
-            dataclasses.replace(task, language="rust"),
+            dataclasses.replace(task, language="go"),
             tmp_path,
             version_url="x",
             base_image="img",
@@ -209,13 +210,13 @@ def test_tasks_that_cannot_be_exported_are_recorded_and_the_rest_go_on(
     from taskmint.harbor import export as export_module
 
     real = export_module.load_tasks(tiny_dataset, streaming=False)[:3]
-    other = dataclasses.replace(real[1], language="rust")
+    other = dataclasses.replace(real[1], language="go")
     monkeypatch.setattr(export_module, "load_tasks", lambda *a, **k: [real[0], other, real[2]])
     written = export_harbor(tiny_dataset, tmp_path, base_image="img:1", cache_dir=cache_dir)
     assert [p.name for p in written] == [real[0].instance_id, real[2].instance_id]
     record = json.loads((tmp_path / EXPORT_RECORD).read_text())
     assert [s["instance_id"] for s in record["skipped"]] == [other.instance_id]
-    assert "rust tasks cannot be exported to Harbor yet" in record["skipped"][0]["reason"]
+    assert "go tasks cannot be exported to Harbor yet" in record["skipped"][0]["reason"]
     assert not (tmp_path / other.instance_id).exists()
 
 
