@@ -80,6 +80,7 @@ ATTACKS = [
     ),
     ('    Command::new("cargo").status();', "runs processes"),
     ("extern crate proc_macro;", "is a procedural macro"),
+    ("macro_rules! assert_eq { ($($t:tt)*) => {}; }", "shadows a standard macro"),
 ]
 
 
