@@ -209,7 +209,6 @@ export function outgoingPipes() {
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_node_report_reading_and_grading_are_taskmints(js_seed, tmp_path):
     """A real report of taskmint's node harness (a failing test, a todo, twins, nested suites,
     a file that does not load, one whose records were forged), then the same with a forged
@@ -309,7 +308,6 @@ def _app(folder: Path, dest: Path, *, gold: bool) -> Path:
     return dest
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_grader_on_the_host_without_docker(folder, tmp_path):
     """test.sh with its paths moved by environment variables, this interpreter for the grader
     and this machine's node: the gold tree passes, the broken one does not."""

@@ -34,7 +34,6 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rust_excise"
 CARGO = shutil.which("cargo") or (
     str(Path.home() / ".cargo/bin/cargo") if (Path.home() / ".cargo/bin/cargo").exists() else None
 )
-needs_cargo = pytest.mark.skipif(CARGO is None, reason="cargo is not installed")
 SMALL_FEATURES = FeatureSize(lines=(1, 1500))
 
 
@@ -383,7 +382,6 @@ def cargo(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@needs_cargo
 def test_a_removed_private_function_compiles_and_fails_its_callers_tests(tmp_path):
     c = next(
         c
@@ -400,7 +398,6 @@ def test_a_removed_private_function_compiles_and_fails_its_callers_tests(tmp_pat
 
 
 @pytest.mark.slow
-@needs_cargo
 @pytest.mark.parametrize("crate", ["shapes", "strict"])
 def test_every_candidate_of_the_fixtures_compiles_and_breaks_a_test(tmp_path, crate):
     work = tmp_path / crate

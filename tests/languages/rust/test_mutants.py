@@ -127,7 +127,6 @@ def test_sampling_spreads_over_operators_and_is_seeded():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CARGO is None, reason="cargo is not installed")
 def test_every_mutant_of_the_fixture_crate_compiles(tmp_path):
     work = tmp_path / "shapes"
     shutil.copytree(FIXTURES / "shapes", work)
