@@ -1,19 +1,19 @@
 """`taskmint export harbor` for Rust: cronplan's tasks as Harbor folders, graded by cargo, for
 real.
 
-A few tasks (at most `TASKS`) are minted from seed_apps/cronplan as the pipeline mints them and
-published; their folders start FROM the Rust environment image (`build_environment_image` of
-the seed's cargo environment: the runtime, the toolchain with execute-only cargo, rustdoc and
-cargo-nextest, the vendored dependencies, the offline cargo home, the warm build, the linker
-and a standard-library venv for the grader), and the trials run them on this machine's Docker
-Engine as Harbor does: the oracle (the gold patch) gets 1, nop (the broken tree, which builds
-but fails the expected tests) 0, in the separate verifier the folders ask for and in a shared
-one that checks the environment's digests, the Rust tools among them.
+The tasks `cronplan_tasks` (tests/conftest.py) minted from seed_apps/cronplan as the pipeline
+mints them and published are exported; their folders start FROM the Rust environment image
+(`build_environment_image` of the seed's cargo environment: the runtime, the toolchain with
+execute-only cargo, rustdoc and cargo-nextest, the vendored dependencies, the offline cargo
+home, the warm build, the linker and a standard-library venv for the grader), and the trials
+run them on this machine's Docker Engine as Harbor does: the oracle (the gold patch) gets 1,
+nop (the broken tree, which builds but fails the expected tests) 0, in the separate verifier
+the folders ask for and in a shared one that checks the environment's digests, the Rust tools
+among them.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import tarfile
@@ -22,50 +22,23 @@ from pathlib import Path
 
 import pytest
 
-from taskmint.config import Limits, StrengthConfig
-from taskmint.excise import excise
 from taskmint.harbor import export_harbor, run_trial, run_trials
 from taskmint.harbor.export import EXPORT_RECORD
 from taskmint.harbor.inside import grade as grader
-from taskmint.index import index_seed
-from taskmint.languages.rust import RUST_PROTECTED_NAMES, build_environment
+from taskmint.languages.rust import RUST_PROTECTED_NAMES
 from taskmint.languages.rust.harbor import HARBOR_INPUT, HARBOR_WARM
-from taskmint.pipeline import mint_candidate
-from taskmint.publish import publish
 from taskmint.records import Environment, SeedApp, Task
 from taskmint.runners.adapters import inside_dir
-from taskmint.validate import run_baseline
 
-# slow: a cargo build and run per trial; the module's fixture mints its tasks
+# slow: a cargo build and run per trial
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
-
-CRONPLAN = Path(__file__).parents[2] / "seed_apps" / "cronplan"
-TASKS = 2  # the tasks tried (each trial grades a cargo build and run: ~20 s)
-LIMITS = Limits(wall_seconds=300)
 
 
 @pytest.fixture(scope="module")
-def cron(cache_dir: Path, sandbox, pipeline_config) -> tuple[SeedApp, Environment, list[Task]]:  # type: ignore[no-untyped-def]
-    """cronplan, its environment (the warm build) and up to TASKS tasks minted from it."""
-    from taskmint.acquire.rust import acquire_folder
-
-    seed = acquire_folder(CRONPLAN, cache_dir=cache_dir)
-    env = build_environment(seed, cache_dir=cache_dir, sandbox=sandbox)
-    baseline = run_baseline(seed, env, sandbox, runs=2, limits=LIMITS)
-    assert baseline.usable, baseline.reason
-    excised = excise(seed, index_seed(seed), max_candidates=3 * TASKS, random_seed=7)
-    # no test-strength gate (its mutants are a cargo build each): what is exported is the same
-    config = dataclasses.replace(pipeline_config, strength=StrengthConfig(mutants=0))
-    tasks: list[Task] = []
-    verdicts = []
-    for candidate in excised.candidates:
-        result = mint_candidate(candidate, seed, env, baseline, sandbox, config)
-        verdicts.append(result.verdict)
-        if result.task is not None:
-            tasks.append(result.task)
-        if len(tasks) == TASKS:
-            break
-    assert tasks, verdicts
+def cron(cronplan_tasks) -> tuple[SeedApp, Environment, list[Task]]:  # type: ignore[no-untyped-def]
+    """cronplan, its environment (the warm build) and the tasks `cronplan_tasks` minted and
+    published (tests/conftest.py; the end-to-end tests grade the same ones)."""
+    seed, env, tasks, _ = cronplan_tasks
     return seed, env, tasks
 
 
@@ -84,19 +57,10 @@ def rust_image(cron: tuple[SeedApp, Environment, list[Task]]) -> str:
 
 @pytest.fixture(scope="module")
 def exported(
-    cron: tuple[SeedApp, Environment, list[Task]],
-    rust_image: str,
-    cache_dir: Path,
-    tmp_path_factory: pytest.TempPathFactory,
+    cronplan_tasks, rust_image: str, cache_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> list[Path]:
-    seed, env, tasks = cron
-    version = publish(
-        tasks,
-        [(seed, env.env_id, env.python_version)],
-        root=tmp_path_factory.mktemp("datasets"),
-        name="cronplan",
-    )
-    return export_harbor(version.path, tmp_path_factory.mktemp("harbor-rust"), cache_dir=cache_dir)
+    dataset = cronplan_tasks[3]
+    return export_harbor(dataset, tmp_path_factory.mktemp("harbor-rust"), cache_dir=cache_dir)
 
 
 def _spec(folder: Path) -> dict:
