@@ -4,6 +4,7 @@ sdist (the download cache pre-filled with a crafted sdist; the real download run
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -152,6 +153,26 @@ def test_a_renamed_git_seed_is_detected_under_its_new_name(bare_repo, tmp_path):
     assert load_manifest(Path(plain.root)).name == "tiny"
     assert len(list((tmp_path / "sources").glob("*/tree"))) == 2
     assert renamed.snapshot_id != plain.snapshot_id
+
+
+def test_a_seed_that_cannot_be_fetched_is_named_as_the_seeds_file_names_it(bare_repo, tmp_path):
+    """A refused seed's row carries its name (the entry's `name`, else the derived one), and
+    its reason the pin that failed."""
+    from taskmint.pipeline.refresh import mint_seed
+    from taskmint.pipeline.steps import LocalExecutor
+
+    url, first, _ = bare_repo
+    missing = "0" * 40  # a commit the repository does not have
+    config = PipelineConfig(output_root=tmp_path / "out")
+    with LocalExecutor(1) as ex:
+        source = SeedSource(kind="git", location=url, ref=missing)
+        named = mint_seed(ex, dataclasses.replace(source, name="ours"), config)
+        plain = mint_seed(ex, source, config)
+    assert (named.summary.seed, plain.summary.seed) == ("ours", "tiny")
+    for outcome in (named, plain):
+        assert outcome.tasks == () and outcome.summary.candidates == 0
+        assert (outcome.summary.error or "").startswith(f"tiny@{missing[:12]}: "), outcome.summary
+    assert first != missing
 
 
 def test_a_renamed_folder_seed_leaves_the_folder_alone(tmp_path):

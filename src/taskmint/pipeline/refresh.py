@@ -146,11 +146,15 @@ def mint_batch(
     return results
 
 
-def _seed_error(label: str, exc: BaseException, started: float) -> SeedOutcome:
+def _seed_error(source: SeedSource, exc: BaseException, started: float) -> SeedOutcome:
+    """A seed that could not be prepared: its row is named as the seeds file names it, and
+    its reason says which pin failed (a git commit, a version) when the name does not."""
     reason = str(exc) if isinstance(exc, TaskmintError) else describe_error(exc)
-    log.error("seed %s skipped: %s", label, reason)
+    if source.label != source.name and source.label not in reason:
+        reason = f"{source.label}: {reason}"
+    log.error("seed %s skipped: %s", source.name, reason)
     lost = int(is_infrastructure_error(exc))  # a seed lost to infrastructure counts too
-    summary = summarize_seed(label, [], started, error=reason)
+    summary = summarize_seed(source.name, [], started, error=reason)
     return SeedOutcome(summary=summary, items=lost, infra_errors=lost)
 
 
@@ -173,7 +177,7 @@ def mint_seed(
         if excised is None:
             excised = ex.call(excise_seed, prepared, config)
     except Exception as exc:  # one seed's failure is its own: recorded, the others go on
-        return _seed_error(source.label, exc, started)
+        return _seed_error(source, exc, started)
     seed = prepared.seed
     for line in describe_prepared(prepared, len(excised.candidates)):
         log.info("%s", line)
