@@ -153,6 +153,10 @@ class SeedManifest:
     # project declares when it rules out taskmint's own pytest, or an older one for a suite
     # the newest breaks (see `pipeline.fallback_manifest`). "": taskmint's own version.
     pytest: str = ""
+    # The seed's own distribution as "name==version" ("" when the tree does not say): the
+    # environment holds its metadata alone (a `.dist-info` with no code), so a test that asks
+    # `importlib.metadata.version(name)` is answered as an installed copy would answer it.
+    distribution: str = ""
 
 
 @dataclass(**_FROZEN)

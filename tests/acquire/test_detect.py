@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire.manifest import parse_manifest, render_manifest
+from taskmint.errors import ManifestError
 from taskmint.languages.python.detect import DetectError, detect_manifest
 
 
@@ -174,3 +175,56 @@ def test_test_files_named_by_the_projects_python_files(tmp_path):
         },
     )
     assert detect_manifest(root, name="vol").test_paths == ("vol/tests",)
+
+
+def test_the_projects_own_distribution_is_read_never_run(tmp_path):
+    """Name and version as the build would find them: an sdist's PKG-INFO, pyproject's
+    `[project]`, setup.cfg's `[metadata]`, setup.py's literals, else the version module the
+    package holds; "" when either is missing or the version is not a version."""
+    base = {"pkg/__init__.py": "", "tests/test_p.py": ""}
+    cases = {
+        "sdist": (
+            {"PKG-INFO": "Metadata-Version: 2.1\nName: Pkg.Tool\nVersion: 8.4.2\n"},
+            "Pkg.Tool==8.4.2",
+        ),
+        "pyproject": ({"pyproject.toml": '[project]\nname = "pkg"\nversion = "1.0"\n'}, "pkg==1.0"),
+        "setup.cfg": ({"setup.cfg": "[metadata]\nname = pkg\nversion = 2.0.1\n"}, "pkg==2.0.1"),
+        "setup.py": (
+            {"setup.py": 'from setuptools import setup\nsetup(name="pkg", version="3")\n'},
+            "pkg==3",
+        ),
+        "dynamic": (
+            {
+                "pyproject.toml": '[project]\nname = "pkg"\ndynamic = ["version"]\n',
+                "pkg/__init__.py": '"""Doc."""\n\n__version__ = "0.9.0rc1"\n',
+            },
+            "pkg==0.9.0rc1",
+        ),
+        "attr": (
+            {
+                "setup.cfg": "[metadata]\nname = pkg\nversion = attr: pkg.__about__.VERSION\n",
+                "pkg/__about__.py": "VERSION = '4.5'\n",
+            },
+            "pkg==4.5",
+        ),
+        "scm file": (
+            {
+                "pyproject.toml": '[project]\nname = "pkg"\ndynamic = ["version"]\n',
+                "pkg/_version.py": "__version__ = version = '1.4.1.dev1+gabc1234'\n",
+            },
+            "pkg==1.4.1.dev1+gabc1234",
+        ),
+        "no version": ({"pyproject.toml": '[project]\nname = "pkg"\n'}, ""),
+        "not a version": ({"setup.cfg": "[metadata]\nname = pkg\nversion = file: VERSION\n"}, ""),
+        "no name": ({"pkg/__init__.py": "__version__ = '1.0'\n"}, ""),
+    }
+    for label, (files, expected) in cases.items():
+        root = _tree(tmp_path / label.replace(" ", "-"), {**base, **files})
+        m = detect_manifest(root, name="p")
+        assert m.distribution == expected, label
+        assert parse_manifest(render_manifest(m)) == m, label
+    text = render_manifest(detect_manifest(tmp_path / "sdist", name="p"))
+    assert 'distribution = "Pkg.Tool==8.4.2"' in text
+    for bad in ("pkg", "pkg==", "pkg==not.a.version!", "==1.0", "p kg==1.0"):
+        with pytest.raises(ManifestError, match=r"seed\.distribution"):
+            parse_manifest(text.replace("Pkg.Tool==8.4.2", bad))

@@ -9,6 +9,7 @@ copy of a project pip vendors inside the wheel CPython's `ensurepip` bundles (te
 
 from __future__ import annotations
 
+import dataclasses
 import ensurepip
 import importlib.util
 import shutil
@@ -19,12 +20,14 @@ from pathlib import Path
 import pytest
 
 from taskmint.acquire import acquire
+from taskmint.acquire.manifest import render_manifest
 from taskmint.envs.copies import module_roots, vendored_copies
 from taskmint.envs.venv import _dependencies
 from taskmint.errors import EnvironmentBuildError
 from taskmint.excise import excise
 from taskmint.index import index_seed
 from taskmint.languages import adapter_for, build_environment
+from taskmint.languages.python.detect import detect_manifest
 from taskmint.records import Environment, SeedApp, SeedManifest
 from taskmint.sandbox import LocalSandbox
 from taskmint.sandbox.base import RunSpec
@@ -237,3 +240,39 @@ def test_a_dependency_that_vendors_the_seed_refuses_the_environment_naming_it(ca
     with pytest.raises(EnvironmentBuildError, match=r"pip vendors.*pip/_vendor/resolvelib"):
         build_environment(manifest, cache_dir=cache_dir)
     assert not list((cache_dir / "envs").glob(".py-*"))  # nothing half-built is left
+
+
+def test_a_seeds_tests_read_its_own_version_from_its_metadata(cache_dir, sandbox, tmp_path):
+    """A project whose tests ask `importlib.metadata` for their own version (click,
+    marshmallow, structlog do): the detected manifest names the distribution, the environment
+    holds its metadata alone (no code), and the test passes in the sandbox's real run."""
+    root = tmp_path / "ownver"
+    (root / "ownver").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "own-ver"\nversion = "2.3.0"\n')
+    (root / "ownver" / "__init__.py").write_text(
+        "import importlib.metadata\n\n__version__ = importlib.metadata.version('own-ver')\n"
+    )
+    (root / "tests" / "test_version.py").write_text(
+        "import importlib.metadata\n\nimport ownver\n\n\n"
+        "def test_the_version_is_the_distributions():\n"
+        "    assert ownver.__version__ == importlib.metadata.version('own_ver') == '2.3.0'\n"
+    )
+    detected = detect_manifest(root, name="ownver")
+    (root / "taskmint.toml").write_text(render_manifest(detected))
+    seed = acquire(root, cache_dir=cache_dir)
+    assert seed.manifest.distribution == "own-ver==2.3.0"
+    env = build_environment(seed.manifest, cache_dir=cache_dir)
+    [info] = _site(env).glob("own_ver-2.3.0.dist-info")
+    assert sorted(p.name for p in info.iterdir()) == ["INSTALLER", "METADATA", "RECORD"]
+    assert not list(_site(env).glob("ownver*"))  # metadata only: none of the code
+    baseline = run_baseline(seed, env, sandbox, runs=1, limits=LIMITS)
+    assert baseline.usable, baseline.reason
+    assert [t.rsplit("::", 1)[1] for t in baseline.stable_passed] == [
+        "test_the_version_is_the_distributions"
+    ]
+    # without the distribution, the same suite fails at import: what the seed lost before
+    bare = dataclasses.replace(seed, manifest=dataclasses.replace(seed.manifest, distribution=""))
+    bare_env = build_environment(bare.manifest, cache_dir=cache_dir)
+    assert bare_env.env_id != env.env_id
+    assert not run_baseline(bare, bare_env, sandbox, runs=1, limits=LIMITS).usable

@@ -4,11 +4,13 @@ only one it accepts."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from taskmint.errors import ManifestError
 from taskmint.languages import profile, profiles
@@ -76,7 +78,26 @@ def parse_manifest(text: str, *, where: str = MANIFEST_NAME) -> SeedManifest:
         test_timeout=float(test_timeout),
         plugins=_plugins(run, where),
         pytest=_pytest_spec(run, where),
+        distribution=_distribution(seed, where),
     )
+
+
+def _distribution(seed: dict[str, Any], where: str) -> str:
+    """`[seed] distribution`: the seed's own distribution as "name==version" ("" for none)."""
+    value = seed.get("distribution", "")
+    if value == "":
+        return ""
+    name, sep, version = value.partition("==") if isinstance(value, str) else ("", "", "")
+    try:
+        Version(version)
+    except InvalidVersion:
+        sep = ""
+    if not sep or not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name.strip()):
+        raise ManifestError(
+            f'{where}: seed.distribution must be "name==version" (a version such as 1.2.0), '
+            f"got {value!r}"
+        )
+    return f"{name.strip()}=={version.strip()}"
 
 
 def _pytest_spec(run: dict[str, Any], where: str) -> str:
@@ -178,6 +199,7 @@ def render_manifest(manifest: SeedManifest, *, origin: str = "") -> str:
         + f"source_paths = {_toml_list(manifest.source_paths)}\n"
         + f"test_paths = {_toml_list(manifest.test_paths)}\n"
         + f"dependencies = {_toml_list(manifest.dependencies)}\n"
+        + (f"distribution = {_toml_str(manifest.distribution)}\n" if manifest.distribution else "")
         + "\n[run]\n"
         + f"runner = {_toml_str(manifest.runner)}\n"
         + f"pythonpath = {_toml_list(manifest.pythonpath)}\n"

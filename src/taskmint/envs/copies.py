@@ -8,7 +8,9 @@ Yet the environment can still hold the original, where the policy could read it:
   six). It is removed, and a metadata-only `.dist-info` (name, version, requirements; no
   code, no description) takes its place, so the dependents' requirements still hold and
   `importlib.metadata.version(seed)` still answers. The dependent then imports the seed from
-  the workspace, through the seed's import paths, exactly as the tests do.
+  the workspace, through the seed's import paths, exactly as the tests do. A seed that no
+  dependency pulls in gets the same metadata-only folder from its manifest's `distribution`
+  (`add_own_metadata`): its tests may read their own version, as an installed copy answers.
 - **a vendored copy** inside another distribution (`pip/_vendor/tenacity`,
   `setuptools/_vendor/more_itertools`, a wheel that virtualenv embeds). The distribution
   imports it at run time, so it cannot be taken away: the environment is refused, naming the
@@ -40,6 +42,7 @@ from taskmint.records import SeedManifest
 __all__ = [
     "PLACEHOLDER_INSTALLER",
     "Copy",
+    "add_own_metadata",
     "is_placeholder",
     "module_roots",
     "placeholders",
@@ -168,6 +171,31 @@ def remove_installed_copies(prefix: Path, manifest: SeedManifest) -> list[str]:
             _write_placeholder(site, name, version, metadata)
             removed.append(f"{name}=={version}")
     return removed
+
+
+def add_own_metadata(prefix: Path, manifest: SeedManifest) -> str:
+    """The seed's own distribution (`manifest.distribution`, "name==version") as a
+    metadata-only `.dist-info` in the venv at `prefix`, unless a distribution of that name is
+    there already (a placeholder `remove_installed_copies` left). Returns what it added ("" for
+    nothing): a project's tests read their own version (`importlib.metadata.version`), which
+    an installed copy answers and a workspace alone does not."""
+    if not manifest.distribution:
+        return ""
+    name, _, version = manifest.distribution.partition("==")
+    wanted = _canonical(name)
+    sites = _site_packages(prefix)
+    for site in sites:
+        for dist in importlib.metadata.distributions(path=[str(site)]):
+            if _canonical(dist.metadata["Name"] or "") == wanted:
+                return ""
+    if not sites:
+        return ""
+    _write_placeholder(sites[0], name, version, f"Name: {name}\nVersion: {version}\n")
+    return manifest.distribution
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _kept_metadata(text: str) -> str:

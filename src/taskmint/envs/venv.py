@@ -13,7 +13,12 @@ import sys
 from pathlib import Path, PurePosixPath
 
 from taskmint.config import MIN_PYTEST
-from taskmint.envs.copies import module_roots, remove_installed_copies, vendored_copies
+from taskmint.envs.copies import (
+    add_own_metadata,
+    module_roots,
+    remove_installed_copies,
+    vendored_copies,
+)
 from taskmint.errors import EnvironmentBuildError
 from taskmint.records import Environment, SeedManifest, stable_id
 from taskmint.scratch import make_staging
@@ -45,8 +50,9 @@ def test_tools(manifest: SeedManifest | None = None) -> tuple[str, ...]:
 
 
 def venv_id(manifest: SeedManifest) -> str:
-    """The cache key of a seed's venv: interpreter, dependencies, tool versions, and the
-    seed's own modules (what must not be installed, even when a dependency asks for it)."""
+    """The cache key of a seed's venv: interpreter, dependencies, tool versions, the seed's own
+    modules (what must not be installed, even when a dependency asks for it) and, when the
+    manifest names it, the seed's distribution (its metadata is in the venv)."""
     interpreter, _ = base_interpreter()
     return "py-" + stable_id(
         _RECIPE,
@@ -55,6 +61,7 @@ def venv_id(manifest: SeedManifest) -> str:
         sorted(manifest.dependencies),
         test_tools(manifest),
         module_roots(manifest),
+        *([manifest.distribution] if manifest.distribution else []),
     )
 
 
@@ -142,7 +149,8 @@ def _build_venv(
     own pip installs into it (`pip --python`). pip vendors a copy of a dozen projects
     (tenacity, rich, urllib3, packaging, platformdirs, ...) and setuptools another dozen, and
     a test needs neither unless it says so. Then the seed's own distribution, when a dependency
-    pulled it in, is replaced by its metadata, and a vendored copy of the seed refuses the
+    pulled it in, is replaced by its metadata (else its manifest's `distribution` is written as
+    metadata alone), and a vendored copy of the seed refuses the
     environment (`envs.copies`).
     """
     shutil.rmtree(final, ignore_errors=True)
@@ -168,6 +176,7 @@ def _build_venv(
             f"install {requirements} from the wheelhouse",
         )
         remove_installed_copies(tmp, manifest)
+        add_own_metadata(tmp, manifest)
         copies = vendored_copies(tmp, manifest)
         if copies:
             holders = sorted({c.holder for c in copies if c.holder})

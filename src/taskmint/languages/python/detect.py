@@ -37,6 +37,7 @@ from taskmint.languages.python.project import (
     config_lines,
     ini_words,
     normalize_name,
+    own_distribution,
     pytest_ini,
     read_project,
     toml_table,
@@ -128,6 +129,7 @@ def detect_manifest(root: Path, *, name: str, description: str = "") -> SeedMani
         timeout=DETECTED_TIMEOUT,
         plugins=own_plugins(project, base, packages),
         pytest=pytest_constraint(wanted),
+        distribution=own_distribution(project, base, packages),
     )
 
 

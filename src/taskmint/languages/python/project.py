@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from taskmint import pyast
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "last_name",
     "literal_value",
     "normalize_name",
+    "own_distribution",
     "pytest_ini",
     "read_ini",
     "read_project",
@@ -90,6 +93,61 @@ def read_project(root: Path, name: str) -> Project:
     for table in (optional, cfg_extras, setup_py.get("extras_require")):
         _merge_extras(extras, table)
     return Project(root, pyproject, setup_cfg, setup_py, names, extras)
+
+
+_VERSION_LINE = re.compile(
+    r"""^(?:__version__|version|VERSION)\s*(?::\s*str\s*)?=\s*(?:version\s*=\s*)?"""
+    r"""['"]([^'"]+)['"]""",
+    re.MULTILINE,
+)
+_VERSION_MODULES = ("__init__.py", "__about__.py", "_version.py", "version.py", "__version__.py")
+
+
+def own_distribution(project: Project, base: Path, packages: list[str]) -> str:
+    """The project's own distribution as "name==version", read as its build would find them
+    (never run): PKG-INFO (an sdist's), pyproject's `[project]`, setup.cfg's `[metadata]`,
+    setup.py's literal keywords; a dynamic version from the version module the package holds
+    (`__version__ = "1.2.0"`, or the one a git seed's fetch wrote from the tags). "" when the
+    name or a valid version cannot be found."""
+    pkg_info = read_text(project.root / "PKG-INFO") or ""
+    table = toml_table(project.pyproject, "project")
+    cfg = project.setup_cfg
+    names = [
+        _header(pkg_info, "Name"),
+        table.get("name"),
+        cfg.get("metadata", "name", fallback=None),
+        project.setup_py.get("name"),
+    ]
+    versions = [
+        _header(pkg_info, "Version"),
+        table.get("version"),
+        cfg.get("metadata", "version", fallback=None),
+        project.setup_py.get("version"),
+    ]
+    for package in packages:
+        folder = base / package
+        for module in _VERSION_MODULES if folder.is_dir() else ():
+            m = _VERSION_LINE.search(read_text(folder / module) or "")
+            versions.append(m.group(1) if m else None)
+        if not folder.is_dir():
+            m = _VERSION_LINE.search(read_text(folder) or "")
+            versions.append(m.group(1) if m else None)
+    name = next((n.strip() for n in names if isinstance(n, str) and n.strip()), "")
+    if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name):
+        return ""
+    for version in versions:
+        if isinstance(version, str):
+            try:
+                return f"{name}=={Version(version.strip())}"
+            except InvalidVersion:
+                continue  # "attr: pkg.__version__", "file: VERSION", a template
+    return ""
+
+
+def _header(text: str, key: str) -> str | None:
+    head = text.split("\n\n", 1)[0]
+    m = re.search(rf"^{key}:\s*(\S+)", head, re.MULTILINE)
+    return m.group(1) if m else None
 
 
 def _merge_extras(extras: dict[str, list[str]], table: object) -> None:
