@@ -68,8 +68,8 @@ exactness: setup
 	$(PY) scripts/selection_exactness.py
 
 lint: setup
-	$(VENV)/bin/ruff check src tests scripts
-	$(VENV)/bin/ruff format --check src tests scripts
+	$(VENV)/bin/ruff check src tests scripts flows
+	$(VENV)/bin/ruff format --check src tests scripts flows
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 

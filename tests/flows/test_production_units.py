@@ -33,7 +33,7 @@ from taskmint.config import (
     load_config,
 )
 from taskmint.errors import ManifestError, PatchError, SandboxError, SandboxUnavailableError
-from taskmint.flows.deploy import load_specs
+from taskmint.flows.deploy import DeploymentSpec, load_specs
 from taskmint.pipeline import MintResult, SeedSummary
 from taskmint.pipeline.alerts import AlertConfig, post_alert, should_alert
 from taskmint.pipeline.failures import failure_verdict, is_infrastructure_error
@@ -425,15 +425,32 @@ def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_t
 
 def test_prefect_yaml_defines_the_scheduled_refresh():
     (spec,) = load_specs(ROOT / "prefect.yaml")
-    assert (
-        spec.name == "nightly-refresh"
-        and spec.entrypoint == "src/taskmint/flows/refresh.py:nightly"
-    )
+    assert spec.name == "nightly-refresh" and spec.entrypoint == "flows/refresh.py:nightly"
     assert spec.crons == (("0 3 * * *", "UTC"),)
     assert {"seeds", "output", "models", "bands", "max_candidates", "wall_seconds"} <= set(
         spec.parameters
     )
-    assert spec.flow().name == "taskmint-nightly-refresh"
+    from taskmint.flows.refresh import nightly
+
+    assert spec.flow() is nightly and spec.flow().name == "taskmint-nightly-refresh"
+
+
+def test_the_top_level_flows_are_the_packages_flows_and_a_bad_entrypoint_is_clear(tmp_path):
+    """flows/ holds thin entry points over `taskmint.flows`: loaded by path, as Prefect loads
+    them, each is the package's flow object; a missing file or name is a clear error."""
+    from taskmint.flows.harder_batch import harder_batch
+
+    spec = DeploymentSpec(
+        name="h", entrypoint="flows/harder.py:harder_batch", crons=(), parameters={}, root=str(ROOT)
+    )
+    assert spec.flow() is harder_batch
+    for entry, message in [
+        ("flows/nope.py:nightly", "no flow file"),
+        ("flows/refresh.py:nope", "has no 'nope'"),
+    ]:
+        bad = dataclasses.replace(spec, entrypoint=entry)
+        with pytest.raises(ManifestError, match=message):
+            bad.flow()
 
 
 def test_a_malformed_prefect_yaml_is_a_clear_error(tmp_path):

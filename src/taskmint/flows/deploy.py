@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -34,19 +35,32 @@ class DeploymentSpec:
     """One deployment of prefect.yaml, as far as serving it needs."""
 
     name: str
-    entrypoint: str  # "src/taskmint/flows/refresh.py:nightly"
+    entrypoint: str  # "flows/refresh.py:nightly", relative to `root`
     crons: tuple[tuple[str, str], ...]  # (cron, timezone)
     parameters: dict[str, Any]
     description: str | None = None
     tags: tuple[str, ...] = ()
     concurrency_limit: int | None = None
+    root: str = "."  # the folder of the prefect.yaml the entrypoint is relative to
 
     def flow(self) -> Any:
-        """The flow object the entrypoint names (a module of the installed taskmint, named by
-        its path in the checkout, as Prefect's own `prefect deploy` reads it)."""
+        """The flow object the entrypoint names: the file's attribute, the file loaded from
+        `root` as Prefect's own `prefect deploy` loads it (a module of the installed taskmint
+        when the path is one of `src/`)."""
         path, _, attr = self.entrypoint.partition(":")
-        module = path.removeprefix("src/").removesuffix(".py").replace("/", ".")
-        return getattr(importlib.import_module(module), attr)
+        if path.startswith("src/"):
+            module = path.removeprefix("src/").removesuffix(".py").replace("/", ".")
+            return getattr(importlib.import_module(module), attr)
+        file = Path(self.root, path)
+        spec = importlib.util.spec_from_file_location(f"_taskmint_entry_{file.stem}", file)
+        if spec is None or spec.loader is None or not file.is_file():
+            raise ManifestError(f"deployment {self.name}: no flow file {file}")
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        try:
+            return getattr(loaded, attr)
+        except AttributeError:
+            raise ManifestError(f"deployment {self.name}: {file} has no {attr!r}") from None
 
 
 def load_specs(path: Path) -> list[DeploymentSpec]:
@@ -73,6 +87,7 @@ def load_specs(path: Path) -> list[DeploymentSpec]:
                 description=dep.get("description"),
                 tags=tuple(dep.get("tags") or ()),
                 concurrency_limit=dep.get("concurrency_limit"),
+                root=str(Path(path).resolve().parent),
             )
         )
     if not specs:
