@@ -172,6 +172,32 @@ def test_a_harder_batch_at_the_feature_levels_mints_whole_features_described_by_
     assert "def " not in task.problem_statement
 
 
+def test_a_harder_batch_that_runs_dry_at_a_level_moves_on_and_says_why_it_stopped(
+    work_dir, tiny_env
+):
+    """Asked for more tasks than the seed holds, from the feature level: a round with no new
+    candidate moves to another level (not counted as a round), and the batch stops saying
+    what it tried, round by round, and why."""
+    from taskmint.pipeline.harder import harder
+    from taskmint.pipeline.steps import LocalExecutor
+
+    config = _config(_output(work_dir, "harder-dry"), max_candidates_per_seed=3)
+    request = HarderRequest(
+        n=50, rates={"reference/null": (0.0, 0.0)}, start_level=4, max_level=4, max_rounds=2
+    )
+    with LocalExecutor(2) as ex:
+        result = harder(request, config, ex)
+    assert result.stop_reason in ("rounds", "exhausted"), result.rounds
+    assert result.levels[0] == 4 and len(result.rounds) == len(result.levels)
+    dry = [i for i, line in enumerate(result.rounds) if " 0 new candidates" in line]
+    assert dry, result.rounds  # the seed runs dry at some level
+    for i in dry:  # ... and the next round is at another level
+        assert i + 1 == len(result.levels) or result.levels[i + 1] != result.levels[i]
+    assert len(result.rounds) - len(dry) <= request.max_rounds
+    assert result.why.startswith(f"found {len(result.tasks)} of 50")
+    assert "levels tried: 4, 3" in result.why, result.why
+
+
 # --- kill and resume; Dask ------------------------------------------------------------------
 
 

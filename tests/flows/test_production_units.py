@@ -43,6 +43,7 @@ from taskmint.pipeline.harder import (
     in_target,
     knobs_for,
     level_config,
+    move_on,
     next_level,
     over_budget,
     prefilter,
@@ -364,6 +365,9 @@ def test_the_target_and_the_next_level(published_tasks):
     assert next_level(2, [1, 1, 0], hard) == 3
     assert next_level(2, [0, 0, 1], hard) == 2
     assert next_level(2, [-1, -1], banded) == 1
+    # a level that ran dry: the nearest above that has not, else below; None when none is left
+    assert move_on(4, {4}, hard) == 5 and move_on(6, {6}, hard) == 5
+    assert move_on(4, {4, 5, 6}, hard) == 3 and move_on(0, set(range(7)), hard) is None
     with pytest.raises(Exception, match="exactly one target"):
         HarderRequest(n=1)
 

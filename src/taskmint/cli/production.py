@@ -163,14 +163,17 @@ def cmd_harder(args: argparse.Namespace, config: PipelineConfig) -> int:
                 "wanted": args.n,
                 "stop_reason": result.stop_reason,
                 "levels": list(result.levels),
+                "rounds": list(result.rounds),
+                "why": result.why,
                 "spend": result.spend,
                 "published": result.published,
                 "tasks": [t.instance_id for t in result.tasks],
             }
         )
         return 0
-    found = f"{len(result.tasks)}/{args.n}"
-    print(f"found {found} tasks ({result.stop_reason}); knob levels {result.levels}")
+    for line in result.rounds:
+        print(line)
+    print(f"{result.why} ({result.stop_reason}); knob levels {result.levels}")
     print("spent: " + ", ".join(f"{k}={v}" for k, v in result.spend.items()))
     print(f"dataset: {result.published}" if result.published else "nothing published")
     return 0

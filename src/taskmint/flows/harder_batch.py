@@ -38,6 +38,8 @@ def harder_batch(request: HarderRequest, config: PipelineConfig) -> HarderResult
         float(result.spend.get("wall_seconds", 0.0)),
         result.published,
     )
+    markdown += "\n## Rounds\n\n" + "".join(f"- {line}\n" for line in result.rounds)
+    markdown += f"\n{result.why}\n"
     publish_artifacts("taskmint-harder-batch", markdown, summary_rows(result.summaries))
     return result
 

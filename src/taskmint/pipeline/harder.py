@@ -14,11 +14,15 @@ decide needs no model). Each round:
    calibrated dataset version) and the target is a band;
 3. validates and calibrates them (results stored by content hash, as in the refresh);
 4. keeps the tasks in the target, and moves the level up when the round's tasks were mostly
-   too easy, down when mostly too hard (`next_level`).
+   too easy, down when mostly too hard (`next_level`). A round that finds no candidate it has
+   not tried moves on instead (`move_on`: the nearest level above that has not run dry, else
+   below) and does not count as one of `max_rounds`.
 
-It stops when n tasks are found, when the budget (rollouts, tokens, wall time) is spent or
-after `max_rounds`; publishes what it found as a new version of `dataset_name`, and reports
-what it spent. Prefect-free: the steps run through an `Executor`, as the refresh's do.
+It stops when n tasks are found, when the budget (rollouts, tokens, wall time) is spent, after
+`max_rounds` rounds with new candidates, or when every level has run dry; publishes what it
+found as a new version of `dataset_name`, and reports what it spent, what each round tried
+and found (`HarderResult.rounds`) and why it stopped (`why`). Prefect-free: the steps run
+through an `Executor`, as the refresh's do.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ __all__ = [
     "knobs_for",
     "level_config",
     "load_predictor",
+    "move_on",
     "next_level",
     "over_budget",
     "prefilter",
@@ -110,16 +115,23 @@ class HarderRequest:
                 raise TaskmintError(f"rate range for {model} must be 0 <= low <= high <= 1")
 
 
+# found: n tasks; budget: a limit of the request's budget; rounds: max_rounds rounds that each
+# had new candidates; exhausted: no level left with a candidate not tried yet.
+StopReason = Literal["found", "budget", "rounds", "exhausted"]
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class HarderResult:
     """What a harder batch found and spent."""
 
     tasks: tuple[Task, ...]
-    stop_reason: Literal["found", "budget", "rounds"]
+    stop_reason: StopReason
     spend: dict[str, float | int]
     levels: tuple[int, ...]  # the knob level of each round
     published: str | None
     summaries: tuple[SeedSummary, ...]
+    rounds: tuple[str, ...] = ()  # what each round tried and found, in words
+    why: str = ""  # why it stopped, in words (what to change when it fell short)
 
 
 def _up(rng: tuple[float | None, float | None] | None, floor: float) -> tuple[float | None, ...]:
@@ -205,6 +217,43 @@ def next_level(level: int, sides: Sequence[int], request: HarderRequest) -> int:
     if hard > len(sides) / 2 and request.band is not None:
         return max(level - 1, 0)
     return level
+
+
+def move_on(level: int, exhausted: set[int], request: HarderRequest) -> int | None:
+    """The level to try after a round that found no new candidate at `level`: the nearest
+    level above that has not run dry (harder first), else the nearest below; None when every
+    level from 0 to `max_level` has."""
+    above = range(level + 1, request.max_level + 1)
+    below = range(level - 1, -1, -1)
+    return next((lv for lv in (*above, *below) if lv not in exhausted), None)
+
+
+def _round_line(round_no: int, level: int, new: int, minted: int, sides: Sequence[int]) -> str:
+    easy, hard = sum(s == 1 for s in sides), sum(s == -1 for s in sides)
+    return (
+        f"round {round_no} level {level}: {new} new candidate{'' if new == 1 else 's'}, "
+        f"{minted} task{'' if minted == 1 else 's'}, "
+        f"{sum(s == 0 for s in sides)} in the target ({easy} too easy, {hard} too hard or "
+        "undecided)"
+    )
+
+
+def _why(stop: StopReason, found: int, request: HarderRequest, levels: Sequence[int]) -> str:
+    tried = ", ".join(str(lv) for lv in dict.fromkeys(levels))
+    if stop == "found":
+        return f"found {found} of {request.n}"
+    if stop == "exhausted":
+        return (
+            f"found {found} of {request.n}: every level from 0 to {request.max_level} has no "
+            f"candidate left that was not tried (levels tried: {tried}); add seeds, allow "
+            "more strategies, raise --max-candidates or widen the target"
+        )
+    if stop == "rounds":
+        return (
+            f"found {found} of {request.n} in {request.max_rounds} rounds with new candidates "
+            f"(levels tried: {tried}); raise --rounds or widen the target"
+        )
+    return f"found {found} of {request.n}: the budget is spent"
 
 
 def over_budget(spend: dict[str, float | int], budget: Budget, elapsed: float) -> str | None:
@@ -302,8 +351,14 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
     strategies: dict[str, str] = {}
     levels: list[int] = []
     level = request.start_level
-    stop: Literal["found", "budget", "rounds"] = "rounds"
-    for round_no in range(request.max_rounds):
+    stop: StopReason = "rounds"
+    story: list[str] = []
+    exhausted: set[int] = set()
+    # a round with no new candidate moves on to another level and is not counted: each level
+    # runs dry once, so the loop ends
+    counted = round_no = 0
+    while counted < request.max_rounds:
+        round_no += 1
         levels.append(level)
         at_level = level_config(config, level, request)
         # a whole feature's size is the feature size's business, and it has few callers by
@@ -311,8 +366,9 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
         whole = at_level.strategies == ("feature",)
         knobs = request.knobs if whole else knobs_for(request.knobs, level)
         sides: list[int] = []
+        new = minted_now = 0
         for ready in prepared:
-            excised = ex.call(excise_seed, ready, at_level, knobs, round_no)
+            excised = ex.call(excise_seed, ready, at_level, knobs, round_no - 1)
             fresh = [c for c in excised.candidates if c.candidate_id not in tried]
             kept = prefilter(
                 fresh,
@@ -332,6 +388,7 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
                 len(kept),
             )
             tried.update(c.candidate_id for c in fresh)
+            new += len(fresh)
             if not kept:
                 continue
             strategies.update({c.candidate_id: c.strategy for c in kept})
@@ -341,6 +398,7 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
             if config.models is not None and tasks:
                 tasks = list(ex.call(calibrate_seed, tasks, ready, config).tasks)
             minted.extend(tasks)
+            minted_now += len(tasks)
             for t in tasks:
                 side = target_side(t, request, bands)
                 sides.append(side)
@@ -350,6 +408,8 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
                 break
             if over_budget(spend_of(minted), request.budget, time.monotonic() - started):
                 break
+        story.append(_round_line(round_no, level, new, minted_now, sides))
+        log.info("harder batch: %s", story[-1])
         spent = over_budget(spend_of(minted), request.budget, time.monotonic() - started)
         if len(found) >= request.n:
             stop = "found"
@@ -358,7 +418,17 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
             log.warning("budget spent: %s", spent)
             stop = "budget"
             break
-        level = next_level(level, sides, request)
+        if new:
+            counted += 1
+            level = next_level(level, sides, request)
+            continue
+        exhausted.add(level)
+        moved = move_on(level, exhausted, request)
+        if moved is None:
+            stop = "exhausted"
+            break
+        log.info("harder batch: nothing new at level %d; level %d next", level, moved)
+        level = moved
     chosen = list(found.values())
     published = None
     if chosen:
@@ -378,7 +448,8 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
         summarize_seed(name, rs, started, strategies=strategies)
         for name, rs in results_by_seed.items()
     )
-    log.info("harder batch: %d/%d found (%s); spent %s", len(chosen), request.n, stop, spend)
+    why = _why(stop, len(chosen), request, levels)
+    log.info("harder batch: %s (%s); spent %s", why, stop, spend)
     return HarderResult(
         tasks=tuple(chosen),
         stop_reason=stop,
@@ -386,4 +457,6 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
         levels=tuple(levels),
         published=published,
         summaries=summaries,
+        rounds=tuple(story),
+        why=why,
     )
