@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps images demo test test-fast bench bench-pypi bench-real bench-rust bench-rust-real exactness lint clean
+.PHONY: setup system-deps test-deps images demo test test-fast bench bench-pypi bench-real bench-rust bench-rust-real exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -33,11 +33,15 @@ images: setup
 demo: setup
 	$(VENV)/bin/taskmint refresh
 
-test: setup images
+test: setup images test-deps
 	$(PY) -m pytest -q --durations=15
 
+# Debian packages the tests alone need (chromium: the report's browser check).
+test-deps:
+	@./scripts/install-test-deps.sh
+
 # The suite without the tests marked slow (whole seed suites, Prefect flows, installs).
-test-fast: setup
+test-fast: setup test-deps
 	$(PY) -m pytest -q -m "not slow"
 
 bench: setup

@@ -27,6 +27,7 @@ def test_commands():
         "images",
         "list",
         "refresh",
+        "report",
         "serve",
         "serve-openenv",
         "serve-reward",

@@ -12,6 +12,8 @@ import pytest
 
 from taskmint.cli import main
 from taskmint.publish import latest_version, load_tasks
+from taskmint.publish.report import REPORT, RUN_RECORD
+from tests.browser import measure
 from tests.conftest import SEEDS
 
 pytestmark = pytest.mark.slow  # each test runs the CLI over a real seed
@@ -54,6 +56,25 @@ def test_refresh_goes_on_past_bad_seeds_and_publishes(refreshed):
     assert "timeout: 1" in printed  # messy's hanging candidate
     assert "yield (accepted / candidates) by strategy" in printed
     assert f"dataset: {version} ({len(tasks)} tasks)" in printed
+
+
+def test_the_refresh_leaves_its_run_record_and_a_report_the_browser_draws(refreshed, tmp_path):
+    """At publish: run.json (every seed, the refused ones too, with its reason) and
+    report.html, whose plots a real browser lays out with data, yield and rejections too."""
+    out, _ = refreshed
+    version = latest_version(out / "datasets" / "taskmint")
+    run = json.loads((version / RUN_RECORD).read_text())
+    rows = {s["seed"]: s for s in run["seeds"]}
+    assert {"tiny", "messy", "tinyjs", "redseed", "does-not-exist"} <= set(rows)
+    assert "no test passes reliably" in rows["redseed"]["error"]
+    assert rows["tiny"]["accepted"] >= 6 and run["wall_time"] > 0
+    seen = measure(version / REPORT, tmp_path)
+    assert seen["plots"] >= 14 and seen["empty"] == 0 and seen["drawn"] == seen["plots"], seen
+    for caption in ("yield per seed", "yield per strategy", "candidates rejected", "band"):
+        assert any(c.startswith(caption) for c in seen["captions"]), seen["captions"]
+    page = (version / REPORT).read_text()
+    assert "seed refused" in page and "reference/oracle" in page
+    assert "(report.html)" in (version / "README.md").read_text()  # the card links it
 
 
 def test_cli_show_workspace_and_verify(refreshed, tmp_path, capsys):

@@ -20,7 +20,7 @@ from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from taskmint.cli.commands import cmd_list, cmd_show, cmd_verify, cmd_workspace
+from taskmint.cli.commands import cmd_list, cmd_report, cmd_show, cmd_verify, cmd_workspace
 from taskmint.cli.export import cmd_export
 from taskmint.cli.images import cmd_images
 from taskmint.cli.parser import build_parser
@@ -46,6 +46,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, PipelineConfig], int]] = {
     "refresh": cmd_refresh,
     "list": cmd_list,
     "show": cmd_show,
+    "report": cmd_report,
     "workspace": cmd_workspace,
     "verify": cmd_verify,
     "export": cmd_export,

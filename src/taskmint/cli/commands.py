@@ -66,6 +66,29 @@ def cmd_list(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, config: PipelineConfig) -> int:
+    """Write a version's report.html again (from its tasks and its run record)."""
+    from taskmint.publish.report import write_report
+
+    if args.version is None:
+        version = latest_version(config.datasets_dir / config.dataset_name)
+    elif Path(args.version).is_dir():
+        version = Path(args.version)
+    else:
+        version = config.datasets_dir / config.dataset_name / args.version
+        if not version.is_dir():
+            raise TaskmintError(
+                f"no version {args.version!r}: give a version folder or a version name of "
+                f"{config.datasets_dir / config.dataset_name}"
+            )
+    path = write_report(version)
+    if args.json:
+        emit_json({"report": path})
+        return 0
+    print(f"report: {path}")
+    return 0
+
+
 def cmd_show(args: argparse.Namespace, config: PipelineConfig) -> int:
     task = find_task(version_dir(args, config), args.task_id)
     if args.json:

@@ -56,6 +56,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
     _json_option(p, "the images built as JSON")
 
+    p = sub.add_parser(
+        "report",
+        help="write a dataset version's report.html",
+        description="Write the self-contained HTML report of a published version (plots of "
+        "its tasks, and of the run that published it when it left its run.json) into the "
+        "version folder, as a refresh does at publish.",
+    )
+    p.add_argument(
+        "version", nargs="?", help="a version folder or name (vNNNN); default: the latest"
+    )
+    _json_option(p, "where the report was written, as JSON")
+
     p = sub.add_parser("show", help="print one task", description="Print one task's row.")
     p.add_argument("task_id")
     _json_option(p, "the whole row as JSON")

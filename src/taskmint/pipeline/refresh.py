@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from taskmint.acquire.sources import SeedSource, load_seed_sources
 from taskmint.config import PipelineConfig
@@ -35,6 +36,7 @@ from taskmint.pipeline.seed import PreparedSeed, describe_prepared, excise_seed,
 from taskmint.pipeline.steps import Executor, step
 from taskmint.pipeline.summary import SeedSummary, summarize_seed, with_tests
 from taskmint.publish import PublishedVersion, publish
+from taskmint.publish.report import write_report, write_run_record
 from taskmint.records import Candidate, SeedApp, Task
 
 __all__ = [
@@ -87,6 +89,16 @@ def publish_version(
         name=config.dataset_name,
         shard_rows=config.shard_rows,
     )
+
+
+def report_version(path: str, run: dict[str, Any]) -> None:
+    """The run's record and the version's report (`publish.report`) beside the version; a
+    failure here is logged, never the run's."""
+    try:
+        write_run_record(path, run)
+        log.info("report: %s", write_report(path))
+    except Exception as exc:  # the version is published: the page is a reading aid
+        log.error("the report of %s could not be written: %s", path, describe_error(exc))
 
 
 def result_or_failure(value: MintResult | BaseException, candidate: Candidate) -> MintResult:
@@ -245,6 +257,9 @@ def refresh(config: PipelineConfig, ex: Executor) -> RefreshResult:
     published = ex.call(publish_version, tasks, seeds, config) if tasks else None
     wall = round(time.monotonic() - started, 1)
     spend = {**spend_of(tasks), "infra_errors": infra, "work_items": items}
+    if published is not None and published.created:
+        run = {"kind": "refresh", "seeds": [asdict(s) for s in summaries], "spend": spend}
+        report_version(published.path, {**run, "wall_time": wall})
     alert_infra_rate(config, "refresh", infra, items)
     return RefreshResult(
         summaries=tuple(summaries),

@@ -84,6 +84,8 @@ keep passing). Columns follow SWE-bench where one exists (`instance_id`, `proble
 - tasks: {n_tasks}
 - seeds: {", ".join(seeds) or "none"}
 - parent version: {parent or "none"}
+- report: [report.html](report.html), plots of what this version holds and what the run that
+  published it tried (written at publish by a refresh; `taskmint report` writes it again)
 
 Load with `datasets.load_dataset("<this folder>", "tasks")` (or `"environments"`); no taskmint
 code is needed. `manifest.json` lists every shard with its sha256 and row count, the parent
