@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -130,6 +131,8 @@ def test_a_harder_batch_for_a_reference_band_finishes_with_n_tasks(
     assert result.published is not None
     tasks = load_tasks(Path(result.published))
     assert len(tasks) == 3 and Path(result.published).parent.name == "hard3"
+    assert (Path(result.published) / "report.html").is_file()  # and its run's record
+    assert json.loads((Path(result.published) / "run.json").read_text())["kind"] == "harder"
     for t in tasks:  # the knobs at level 2: 6 lines or more removed
         assert t.features is not None and t.features.lines_removed >= 6
         rates = {c.label: c.rate for c in t.calibration}

@@ -47,7 +47,7 @@ from taskmint.errors import TaskmintError
 from taskmint.pipeline.calibration import calibrate_seed, spend_of
 from taskmint.pipeline.failures import describe_error
 from taskmint.pipeline.mint import MintResult
-from taskmint.pipeline.refresh import mint_batch, publish_version
+from taskmint.pipeline.refresh import mint_batch, publish_version, report_version
 from taskmint.pipeline.seed import PreparedSeed, excise_seed, prepare_seed
 from taskmint.pipeline.steps import Executor
 from taskmint.pipeline.summary import SeedSummary, summarize_seed
@@ -431,6 +431,7 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
         level = moved
     chosen = list(found.values())
     published = None
+    created = False
     if chosen:
         seeds = [
             ready.seed_ref
@@ -441,7 +442,7 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
         version = ex.call(
             publish_version, chosen, seeds, dataclasses.replace(config, dataset_name=name)
         )
-        published = str(version.path)
+        published, created = str(version.path), version.created
     wall = round(time.monotonic() - started, 1)
     spend = {**spend_of(minted), "candidates": len(strategies), "wall_seconds": wall}
     summaries = tuple(
@@ -450,6 +451,9 @@ def harder(request: HarderRequest, config: PipelineConfig, ex: Executor) -> Hard
     )
     why = _why(stop, len(chosen), request, levels)
     log.info("harder batch: %s (%s); spent %s", why, stop, spend)
+    if published is not None and created:
+        run = {"kind": "harder", "seeds": [dataclasses.asdict(s) for s in summaries]}
+        report_version(published, {**run, "spend": spend, "wall_time": wall, "rounds": story})
     return HarderResult(
         tasks=tuple(chosen),
         stop_reason=stop,
