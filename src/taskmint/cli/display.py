@@ -8,13 +8,16 @@ line per event to standard error. `emit_json` prints a result as JSON on standar
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.file_proxy import FileProxy
 from rich.live import Live
 from rich.table import Table
 
@@ -67,16 +70,21 @@ class RunDisplay:
         self.started = time.monotonic()
         self._lock = threading.Lock()
         self._live: Live | None = None
+        self._moved: list[tuple[logging.StreamHandler[Any], Any, Any]] = []
 
     def __enter__(self) -> RunDisplay:
         if self.live:
             console = Console(file=self.stream)
-            self._live = Live(self._table(), console=console, refresh_per_second=2)
+            self._live = Live(self._table(), console=console, refresh_per_second=2, transient=False)
             self._live.__enter__()
+            # log lines (Prefect's and taskmint's) print above the table, not through it
+            self._moved = _move_log_streams((self.stream, sys.__stderr__, sys.__stdout__), console)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._live is not None:
+            _restore_log_streams(self._moved)
+            self._moved = []
             self._live.update(self._table())
             self._live.__exit__(None, None, None)
             self._live = None
@@ -98,6 +106,22 @@ class RunDisplay:
             f"{seed}: {done}/{total} candidates done, {accepted} accepted, "
             f"{done - accepted} rejected; ETA {self.eta()}"
         )
+
+    def candidate_finished(self, seed: str, accepted: bool) -> None:
+        with self._lock:
+            s = self._seed(seed)
+            s.state = "minting"
+            s.done = min(s.done + 1, s.total) if s.total else s.done + 1
+            s.accepted += int(accepted)
+            done, total, ok = s.done, s.total, s.accepted
+        if self._live is not None:
+            self._show("")
+        else:  # a plain line every tenth candidate (and the last), not one per candidate
+            if done == total or done % 10 == 0:
+                self._show(
+                    f"{seed}: {done}/{total} candidates done, {ok} accepted, "
+                    f"{done - ok} rejected; ETA {self.eta()}"
+                )
 
     def seed_finished(self, seed: str, accepted: int, candidates: int, error: str | None) -> None:
         with self._lock:
@@ -123,11 +147,17 @@ class RunDisplay:
         return self.seeds[name]
 
     def eta(self) -> str:
-        """The time left for the run: the mean time of a finished seed times the seeds left."""
-        took = [s.finished - s.started for s in self.seeds.values() if s.finished is not None]
-        if not took or not self.total_seeds:
+        """The time left for the run, from the candidates done: the run's time per candidate
+        done (a seed's preparation included) times the candidates left, the seeds not
+        started yet counted at the mean number of candidates of those that did."""
+        seeds = list(self.seeds.values())
+        done = sum(s.done for s in seeds)
+        planned = [s.total for s in seeds if s.total]
+        if not done or not planned or not self.total_seeds:
             return "unknown"
-        return _duration(sum(took) / len(took) * (self.total_seeds - len(took)))
+        left: float = sum(max(s.total - s.done, 0) for s in seeds if s.finished is None)
+        left += (self.total_seeds - len(seeds)) * sum(planned) / len(planned)
+        return _duration((time.monotonic() - self.started) / done * left)
 
     def _table(self) -> Table:
         table = Table(
@@ -154,3 +184,36 @@ class RunDisplay:
                 self._live.update(self._table())
             return
         print(f"taskmint: {line}", file=self.stream, flush=True)
+
+
+def _move_log_streams(
+    streams: Iterable[Any], console: Console
+) -> list[tuple[logging.StreamHandler[Any], Any, Any]]:
+    """Point every logging handler that writes to one of `streams` (the terminal) at the live
+    display's `console`, which prints above the table: a plain handler through a file proxy,
+    Prefect's console handler (a rich console of its own) by printing on the display's
+    console. Returns what to put back."""
+    ours = {id(s) for s in streams if s is not None}
+    loggers = [logging.getLogger()] + [
+        lg
+        for lg in list(logging.Logger.manager.loggerDict.values())
+        if isinstance(lg, logging.Logger)
+    ]
+    proxy = FileProxy(console, console.file)
+    moved = []
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            if isinstance(handler, logging.StreamHandler) and id(handler.stream) in ours:
+                own = getattr(handler, "console", None)
+                moved.append((handler, handler.stream, own))
+                handler.setStream(proxy)
+                if isinstance(own, Console):
+                    handler.console = console  # type: ignore[attr-defined]
+    return moved
+
+
+def _restore_log_streams(moved: list[tuple[logging.StreamHandler[Any], Any, Any]]) -> None:
+    for handler, stream, own in moved:
+        handler.setStream(stream)
+        if own is not None:
+            handler.console = own  # type: ignore[attr-defined]

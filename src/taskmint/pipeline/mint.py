@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import functools
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from taskmint.excise.feature import MAX_FAILING_SHARE
 from taskmint.index.coverage import CoverageMap
 from taskmint.languages import profile_for_seed
 from taskmint.pipeline.failures import INFRA_RETRIES, failure_verdict
+from taskmint.pipeline.progress import current
 from taskmint.pipeline.seed import PreparedSeed, test_command
 from taskmint.pipeline.slots import slot
 from taskmint.pipeline.steps import step
@@ -119,10 +121,22 @@ def validate_candidates(
     store = result_store(config)
     verdicts: dict[str, Verdict] = {}
     todo = []
+    heard: set[str] = set()
+    lock = threading.Lock()
+
+    def hear(c: Candidate, verdict: Verdict) -> None:  # a rejection is the candidate's end
+        with lock:
+            if c.candidate_id in heard or verdict.status == "sandbox_error":
+                return
+            heard.add(c.candidate_id)
+        if not too_broad(c, verdict).accepted:
+            current().candidate_finished(prepared.seed.name, False)
+
     for c in candidates:
         found, verdict = store.get(_key("verdict", prepared, config, c.candidate_id))
         if found:
             verdicts[c.candidate_id] = verdict
+            hear(c, verdict)
         else:
             todo.append(c)
     if todo:
@@ -138,6 +152,7 @@ def validate_candidates(
                     limits=config.sandbox.limits.with_wall(prepared.seed.manifest.timeout),
                     coverage=prepared.coverage,
                     workers=config.workers,
+                    on_verdict=hear,
                 )
         except Exception:  # each candidate is then validated alone
             batch = []
@@ -151,6 +166,7 @@ def validate_candidates(
                     strict=True,
                 ):
                     fresh[c.candidate_id] = verdict
+                    hear(c, verdict)
         for c in todo:
             verdict = fresh[c.candidate_id]
             if verdict.status not in ("sandbox_error", "internal_error"):
@@ -420,6 +436,7 @@ def mint_validated(
     found, cached = store.get(key)
     if found:
         stored: MintResult = cached
+        current().candidate_finished(prepared.seed.name, stored.task is not None)
         return stored
     with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
         grade = Grader(
@@ -436,6 +453,7 @@ def mint_validated(
             strength = _strength_of(candidate, verdict, prepared, config, sandbox)
             result = apply_gate(result, strength, config.strength)
     store.put(key, result)
+    current().candidate_finished(prepared.seed.name, result.task is not None)
     return result
 
 

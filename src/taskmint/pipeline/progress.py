@@ -1,5 +1,7 @@
 """What a long run tells whoever watches it, seed by seed: the candidates it plans, how many
-are done (accepted, rejected), and when the seed is finished. The CLI shows it as a live
+are done (accepted, rejected; `candidates_done` sets the counts at a stage's end,
+`candidate_finished` moves them one candidate at a time as each is decided, from any thread of
+this process), and when the seed is finished. The CLI shows it as a live
 display on a terminal and as log lines elsewhere; the default reporter says nothing."""
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ class Progress(Protocol):
 
     def candidates_done(self, seed: str, done: int, total: int, accepted: int) -> None: ...
 
+    def candidate_finished(self, seed: str, accepted: bool) -> None: ...
+
     def seed_finished(
         self, seed: str, accepted: int, candidates: int, error: str | None
     ) -> None: ...
@@ -29,6 +33,9 @@ class NullProgress:
         pass
 
     def candidates_done(self, seed: str, done: int, total: int, accepted: int) -> None:
+        pass
+
+    def candidate_finished(self, seed: str, accepted: bool) -> None:
         pass
 
     def seed_finished(self, seed: str, accepted: int, candidates: int, error: str | None) -> None:

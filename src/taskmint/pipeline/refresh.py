@@ -130,6 +130,7 @@ def mint_batch(
         accepted = []
     for c in accepted:
         if c.candidate_id in leaks:
+            progress.candidate_finished(seed, False)
             where = leaks[c.candidate_id]
             verdicts[c.candidate_id] = replace(
                 verdicts[c.candidate_id], status="leak", reason=f"removed code visible at {where}"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,12 +121,22 @@ def validate_batch(
     workers: int = 1,
     reruns: Reruns = "open",
     within: frozenset[str] | None = None,
+    on_verdict: Callable[[Candidate, Verdict], None] | None = None,
 ) -> list[Verdict]:
     """The verdict of each candidate (in order), on up to `workers` runs at a time: forked runs
     for the candidates `unforkable` allows, `validate_candidate` for the rest. With `within`
-    (no coverage map), each runs only the stable tests among it (see `validate_candidate`)."""
+    (no coverage map), each runs only the stable tests among it (see `validate_candidate`).
+    `on_verdict` hears each verdict as it is known (from the pool's threads)."""
+
+    def heard(cand: Candidate, verdict: Verdict) -> Verdict:
+        if on_verdict is not None:
+            on_verdict(cand, verdict)
+        return verdict
 
     def ordinary(cand: Candidate) -> Verdict:
+        return heard(cand, _ordinary(cand))
+
+    def _ordinary(cand: Candidate) -> Verdict:
         return validate_candidate(
             cand,
             seed,
@@ -183,6 +193,9 @@ def validate_batch(
 
     def batch_job(batch: list[_Item], tree: str) -> dict[str, Verdict]:
         done, left = _run_batch(batch, tree, seed, env, baseline, sandbox, runs=runs, limits=limits)
+        for item in batch:
+            if item.cand.candidate_id in done:
+                heard(item.cand, done[item.cand.candidate_id])
         for cand in left:
             done[cand.candidate_id] = ordinary(cand)
         return done
