@@ -38,7 +38,7 @@ test: setup images test-deps
 
 # Debian packages the tests alone need (chromium: the report's browser check).
 test-deps:
-	@./scripts/install-test-deps.sh
+	@./scripts/install-system-deps.sh --tests
 
 # The suite without the tests marked slow (whole seed suites, Prefect flows, installs).
 test-fast: setup test-deps

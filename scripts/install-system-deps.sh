@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Install the Debian packages taskmint's sandbox needs, if any is missing.
+# Install the Debian packages taskmint's sandbox needs, if any is missing. With --tests, also
+# those the test suite alone needs: chromium (a real headless browser opens the dataset
+# report, tests/browser.py).
 set -euo pipefail
 missing=()
+if [ "${1:-}" = "--tests" ]; then
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+fi
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 [ -x /usr/bin/setpriv ] && [ -x /usr/bin/prlimit ] || missing+=(util-linux)
 command -v git >/dev/null 2>&1 || missing+=(git)

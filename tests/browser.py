@@ -1,5 +1,5 @@
 """A real headless browser (Debian's chromium) on a page of ours: what it laid out, and a
-screenshot. `scripts/install-test-deps.sh` installs it; a test that needs it fails without it."""
+screenshot. `scripts/install-system-deps.sh --tests` installs it; a test that needs it fails without it."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ document.body.dataset.measured = JSON.stringify({
 
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert found, "chromium is not installed: scripts/install-test-deps.sh installs it"
+    assert found, "chromium is not installed: scripts/install-system-deps.sh --tests installs it"
     return found
 
 
