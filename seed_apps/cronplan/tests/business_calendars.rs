@@ -170,3 +170,35 @@ fn holiday_rule_errors() {
     assert!(err.to_string().contains("\"fifth monday in may\""), "{err}");
     assert!(HolidayRule::parse("00-10").is_err());
 }
+
+#[test]
+fn a_month_without_a_business_day_has_no_first_or_last_one() {
+    // Only Sundays are working days, and every Sunday of February 2025 is a holiday.
+    let mut cal = Calendar::new("sundays")
+        .with_weekend(&[
+            Weekday::Mon,
+            Weekday::Tue,
+            Weekday::Wed,
+            Weekday::Thu,
+            Weekday::Fri,
+            Weekday::Sat,
+        ])
+        .unwrap();
+    for day in ["2025-02-02", "2025-02-09", "2025-02-16", "2025-02-23"] {
+        cal.add_holiday(day, HolidayRule::Once(d(day)));
+    }
+    assert_eq!(cal.last_business_day(2025, 2), None);
+    assert_eq!(cal.nth_business_day(2025, 2, 1), None);
+    assert_eq!(cal.last_business_day(2025, 3), Some(d("2025-03-30")));
+}
+
+#[test]
+fn a_holiday_observed_after_new_year_is_named_in_the_new_year() {
+    // 2023-12-31 was a Sunday: observed on Monday 2024-01-01, in the next year.
+    let mut cal = Calendar::new("eve");
+    cal.add_holiday("New Year's Eve", HolidayRule::parse("12-31 observed").unwrap());
+    assert_eq!(cal.holiday_name(d("2024-01-01")), Some("New Year's Eve"));
+    assert_eq!(cal.holiday_name(d("2023-12-31")), None);
+    assert!(!cal.is_business_day(d("2024-01-01")));
+    assert_eq!(cal.holiday_name(d("2024-12-31")), Some("New Year's Eve"));
+}

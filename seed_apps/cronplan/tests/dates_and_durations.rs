@@ -186,3 +186,27 @@ fn weekday_cycle_closes() {
     assert_eq!(names, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]);
     assert!(Weekday::Sun.is_weekend() && !Weekday::Fri.is_weekend());
 }
+
+#[test]
+fn a_time_of_day_is_checked_field_by_field() {
+    let date = d("2024-02-29");
+    assert!(DateTime::new(date, 23, 59, 59).is_ok());
+    for (h, m, s) in [(24, 0, 0), (0, 60, 0), (0, 0, 60), (23, 60, 59), (23, 59, 60)] {
+        assert!(
+            matches!(DateTime::new(date, h, m, s), Err(Error::InvalidTime(_))),
+            "{h:02}:{m:02}:{s:02} was accepted"
+        );
+    }
+}
+
+#[test]
+#[should_panic(expected = "factor must be finite and non-negative")]
+fn scaling_by_a_negative_factor_panics() {
+    let _ = Duration::from_secs(60).mul_f64(-0.5);
+}
+
+#[test]
+#[should_panic(expected = "factor must be finite and non-negative")]
+fn scaling_by_nan_panics() {
+    let _ = Duration::from_secs(60).mul_f64(f64::NAN);
+}

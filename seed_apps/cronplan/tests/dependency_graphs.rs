@@ -194,3 +194,14 @@ fn spec_graph_points_from_dependency_to_dependent() {
     assert_eq!(g.leaves(), ["c"]);
     assert_eq!(g.transitive_reduction().unwrap().edge_count(), 2);
 }
+
+#[test]
+fn edges_to_or_from_unknown_nodes_do_not_exist() {
+    let mut g: Graph<&str> = Graph::new();
+    g.add_edge("a", "b");
+    assert!(g.has_edge(&"a", &"b"));
+    assert!(!g.has_edge(&"a", &"z"));
+    assert!(!g.has_edge(&"z", &"b"));
+    assert!(!g.has_edge(&"y", &"z"));
+    assert!(!Graph::<&str>::new().has_edge(&"a", &"a"));
+}

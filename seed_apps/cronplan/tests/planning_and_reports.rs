@@ -255,3 +255,26 @@ fn tables_with_mixed_alignment() {
         "pool    | used | cap\n--------+------+----\ndb      |    1 |  10\nscratch |   12 |   4\n"
     );
 }
+
+#[test]
+fn unused_pools_and_empty_runs_have_no_utilization() {
+    let spec = parse_spec(
+        "[pool db]\ncapacity = 2\n[pool idle]\ncapacity = 3\n\
+         [job a]\nduration = 30m\npool = db\n",
+    )
+    .unwrap();
+    let log = simulate(&spec, dt("2024-01-01"), &SimOptions::default()).unwrap();
+    let u = utilization(&log, &spec);
+    assert_eq!(u.keys().collect::<Vec<_>>(), ["db", "idle"]);
+    assert_eq!(u["db"], 0.5);
+    assert_eq!(u["idle"], 0.0);
+}
+
+#[test]
+fn a_one_second_run_on_one_slot_is_fully_used() {
+    let spec = parse_spec("[pool solo]\ncapacity = 1\n[job tick]\nduration = 1s\npool = solo\n")
+        .unwrap();
+    let log = simulate(&spec, dt("2024-01-01"), &SimOptions::default()).unwrap();
+    assert_eq!(log.makespan().as_secs(), 1);
+    assert_eq!(utilization(&log, &spec)["solo"], 1.0);
+}
