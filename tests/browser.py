@@ -1,5 +1,6 @@
 """A real headless browser (Debian's chromium) on a page of ours: what it laid out, and a
-screenshot. `scripts/install-system-deps.sh --tests` installs it; a test that needs it fails without it."""
+screenshot. `scripts/install-system-deps.sh --tests` installs it; a test that needs it fails
+without it."""
 
 from __future__ import annotations
 

@@ -212,12 +212,12 @@ from prefect.logging.configuration import setup_logging
 from taskmint.cli.display import RunDisplay
 
 setup_logging()
-log = logging.getLogger("prefect.task_runs")
+log = logging.getLogger("prefect.taskmint-display")  # Prefect's console handler prints it
 with RunDisplay("taskmint refresh") as display:
     display.seed_started("alpha", 0, 1)
     display.candidates_done("alpha", 0, 30, 0)
     for i in range(30):
-        log.info("Task run 'mint-%03d' - Finished in state Completed()", i)
+        log.warning("Task run 'mint-%03d' - Finished in state Completed()", i)
         display.candidate_finished("alpha", accepted=True)
         time.sleep(0.02)
     display.seed_finished("alpha", 30, 30, None)
