@@ -39,9 +39,13 @@ def test_taskmint_report_writes_a_page_the_browser_draws(tiny_dataset, published
 
 def test_histograms_count_every_value_once():
     values = [1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233]
-    svg = _histogram("h", values)
+    svg = _histogram("h", values)  # spread over decades: bins that double
     counts = [int(v) for v in re.findall(r'data-value="(\d+)"', svg)]
-    assert sum(counts) == len(values)
+    assert sum(counts) == len(values) and counts == [2, 2, 1, 2, 1, 2, 1, 2]
+    assert ">128-255<" in svg
+    svg = _histogram("h", [3, 4, 4, 5, 9, 12])  # a narrow range: equal bins of whole numbers
+    counts = [int(v) for v in re.findall(r'data-value="(\d+)"', svg)]
+    assert sum(counts) == 6 and counts[:3] == [1, 2, 1]
     scores = [0.0, 0.5, 0.75, 1.0, 1.0]
     svg = _histogram("s", scores, bins=10, span=(0.0, 1.0))
     counts = [int(v) for v in re.findall(r'data-value="(\d+)"', svg)]

@@ -257,6 +257,8 @@ def _histogram(
         return _empty(title)
     low, high = span if span is not None else (min(values), max(values))
     integers = span is None and all(float(v).is_integer() for v in values)
+    if integers and low >= 1 and high > 32 * low:  # skewed counts: bins that double
+        return _doubling(title, [int(v) for v in values])
     width: float
     if integers:
         width = max(1, math.ceil((high - low + 1) / bins))
@@ -275,6 +277,17 @@ def _histogram(
         else:
             labels.append(f"{a:.2f}-{b:.2f}")
     return _columns(title, list(zip(labels, counts, strict=True)), len(values))
+
+
+def _doubling(title: str, values: Sequence[int]) -> str:
+    """Counts in bins 1, 2-3, 4-7, 8-15, ... (sizes and test counts spread over decades)."""
+    top = max(values).bit_length()
+    counts = [0] * top
+    for v in values:
+        counts[v.bit_length() - 1] += 1
+    labels = [f"{1 << i}" if i == 0 else f"{1 << i}-{(2 << i) - 1}" for i in range(top)]
+    first = next(i for i, c in enumerate(counts) if c)
+    return _columns(title, list(zip(labels, counts, strict=True))[first:], len(values))
 
 
 def _columns(title: str, items: Sequence[tuple[str, int]], n: int) -> str:
