@@ -29,7 +29,7 @@ COUNT = int(os.environ.get("TASKMINT_BENCH_TASKS", "10"))
 
 
 def _version(root: Path) -> Path:
-    if (root / "data").is_dir() or list(root.glob("*.parquet")):
+    if (root / "manifest.json").is_file():
         return root
     versions = sorted(p for p in root.rglob("v[0-9]*") if p.is_dir())
     if not versions:

@@ -78,12 +78,14 @@ def _line(name: str, results: list[TrialResult]) -> str:
 @pytest.mark.skipif(not DATASET or not OUTPUT, reason="set TASKMINT_RUST_DATASET, TASKMINT_OUTPUT")
 def test_oracle_and_nop_on_every_rust_task(tmp_path: Path) -> None:
     from taskmint.config import PipelineConfig
+    from taskmint.harbor.rust_image import register
     from taskmint.languages import build_environment
     from taskmint.publish.loader import load_seed as load_snapshot
     from taskmint.sandbox.docker.base_image import build_base_image
     from taskmint.sandbox.docker.client import docker_client
     from taskmint.sandbox.docker.images import build_environment_image
 
+    register()  # the Rust environment image, as `taskmint images build` registers it
     assert DATASET and OUTPUT
     cache = PipelineConfig(output_root=Path(OUTPUT)).cache_dir
     tasks = [t for t in load_tasks(DATASET, streaming=False) if t.language == "rust"]
