@@ -25,7 +25,7 @@ def test_published_rust_tasks_read_back_whole(cronplan_tasks):
         assert back.mutants >= 1 and back.mutation_score is not None
 
 
-def test_cli_gives_the_gold_patch_1_and_no_patch_0(cronplan_tasks, tmp_path, capsys):
+def test_cli_gives_the_gold_patch_1_and_no_patch_0(cronplan_tasks, work_dir, tmp_path, capsys):
     _seed, _env, tasks, dataset = cronplan_tasks
     empty = tmp_path / "empty.diff"
     empty.write_text("")
@@ -34,7 +34,8 @@ def test_cli_gives_the_gold_patch_1_and_no_patch_0(cronplan_tasks, tmp_path, cap
         gold.write_text(task.patch)
         rewards = []
         for patch in (gold, empty):
-            argv = ["--output", str(tmp_path), "verify", task.instance_id, str(patch)]
+            # the session's output root: its cache holds the environment already built
+            argv = ["--output", str(work_dir), "verify", task.instance_id, str(patch)]
             assert main([*argv, "--dataset", str(dataset), "--json"]) == 0
             rewards.append(json.loads(capsys.readouterr().out))
         assert rewards[0]["reward"] == 1.0, rewards[0]["reason"]
