@@ -170,8 +170,22 @@ def test_forked_verdicts_are_the_ordinary_ones(forks) -> None:
     ]
     cands = [named[n] for n in order]
     spy = Spy()
+    heard: list[tuple[str, str]] = []
     batch = validate_batch(
-        cands, seed, env, baseline, spy, runs=2, limits=LIMITS, coverage=cmap, workers=1
+        cands,
+        seed,
+        env,
+        baseline,
+        spy,
+        runs=2,
+        limits=LIMITS,
+        coverage=cmap,
+        workers=1,
+        on_verdict=lambda c, v: heard.append((c.candidate_id, v.status)),
+    )
+    # each verdict is heard once as it comes, from a forked batch or an ordinary run alike
+    assert sorted(heard) == sorted(
+        (c.candidate_id, v.status) for c, v in zip(cands, batch, strict=True)
     )
     ordinary_runs = len(spy.ordinary)
     plain = [

@@ -134,10 +134,7 @@ def validate_batch(
         return verdict
 
     def ordinary(cand: Candidate) -> Verdict:
-        return heard(cand, _ordinary(cand))
-
-    def _ordinary(cand: Candidate) -> Verdict:
-        return validate_candidate(
+        verdict = validate_candidate(
             cand,
             seed,
             env,
@@ -149,6 +146,7 @@ def validate_batch(
             reruns=reruns,
             within=within,
         )
+        return heard(cand, verdict)
 
     if within is not None and coverage is not None:
         raise ValueError("`within` is for a seed without a coverage map")
