@@ -75,7 +75,7 @@ class RunDisplay:
     def __enter__(self) -> RunDisplay:
         if self.live:
             console = Console(file=self.stream)
-            self._live = Live(self._table(), console=console, refresh_per_second=2, transient=False)
+            self._live = Live(self._table(), console=console, refresh_per_second=2)
             self._live.__enter__()
             # log lines (Prefect's and taskmint's) print above the table, not through it
             self._moved = _move_log_streams((self.stream, sys.__stderr__, sys.__stdout__), console)
@@ -102,10 +102,7 @@ class RunDisplay:
         with self._lock:
             s = self._seed(seed)
             s.state, s.done, s.total, s.accepted = "minting", done, total, accepted
-        self._show(
-            f"{seed}: {done}/{total} candidates done, {accepted} accepted, "
-            f"{done - accepted} rejected; ETA {self.eta()}"
-        )
+        self._show(self._done_line(seed, done, total, accepted))
 
     def candidate_finished(self, seed: str, accepted: bool) -> None:
         with self._lock:
@@ -118,10 +115,13 @@ class RunDisplay:
             self._show("")
         else:  # a plain line every tenth candidate (and the last), not one per candidate
             if done == total or done % 10 == 0:
-                self._show(
-                    f"{seed}: {done}/{total} candidates done, {ok} accepted, "
-                    f"{done - ok} rejected; ETA {self.eta()}"
-                )
+                self._show(self._done_line(seed, done, total, ok))
+
+    def _done_line(self, seed: str, done: int, total: int, accepted: int) -> str:
+        return (
+            f"{seed}: {done}/{total} candidates done, {accepted} accepted, "
+            f"{done - accepted} rejected; ETA {self.eta()}"
+        )
 
     def seed_finished(self, seed: str, accepted: int, candidates: int, error: str | None) -> None:
         with self._lock:
