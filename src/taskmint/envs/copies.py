@@ -37,6 +37,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from packaging.utils import canonicalize_name
+
 from taskmint.records import SeedManifest
 
 __all__ = [
@@ -182,20 +184,16 @@ def add_own_metadata(prefix: Path, manifest: SeedManifest) -> str:
     if not manifest.distribution:
         return ""
     name, _, version = manifest.distribution.partition("==")
-    wanted = _canonical(name)
+    wanted = canonicalize_name(name)
     sites = _site_packages(prefix)
     for site in sites:
         for dist in importlib.metadata.distributions(path=[str(site)]):
-            if _canonical(dist.metadata["Name"] or "") == wanted:
+            if canonicalize_name(dist.metadata["Name"] or "") == wanted:
                 return ""
     if not sites:
         return ""
     _write_placeholder(sites[0], name, version, f"Name: {name}\nVersion: {version}\n")
     return manifest.distribution
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _kept_metadata(text: str) -> str:
