@@ -403,7 +403,17 @@ def test_the_predictor_prefilters_candidates(published_tasks, tiny_seed):
 
 def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_tasks):
     summaries = [
-        SeedSummary(seed="tiny", candidates=4, accepted=3, by_strategy={"stub_body": (4, 3)}),
+        SeedSummary(
+            seed="tiny",
+            candidates=4,
+            accepted=3,
+            by_strategy={"stub_body": (4, 3)},
+            wall_time=30.0,
+            prepare_seconds=10.0,
+            host_seconds=2.0,
+            sandbox_runs=40,
+            sandbox_seconds=50.0,
+        ),
         SeedSummary(seed="bad", error="no test passes reliably"),
     ]
     rows = summary_rows(summaries)
@@ -413,7 +423,7 @@ def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_t
         "candidates": 4,
         "accepted": 3,
         "yield": 0.75,
-        "wall_s": 0.0,
+        "wall_s": 30.0,
         "error": "",
     }
     assert rows[1]["error"] == "no test passes reliably"
@@ -421,6 +431,7 @@ def test_the_summary_has_per_seed_and_strategy_yield_bands_and_spend(published_t
     assert "| tiny | stub_body | 4 | 3 | 0.75 |" in md
     assert f"| uncalibrated | {len(published_tasks)} |" in md
     assert "| rollouts | 12 |" in md and "wall time: 3.5 s" in md
+    assert "| tiny | 30 | 10 | 0.50 | 12.5 |" in md  # the costs: per candidate on the right
     scored = [t for t in published_tasks if t.mutation_score is not None]
     assert f"- mutation score of {len(scored)} of {len(published_tasks)} tasks" in md
     weak = [SeedSummary(seed="tiny", candidates=2, accepted=1, rejected={"weak_tests": 1})]

@@ -68,6 +68,14 @@ def test_the_refresh_leaves_its_run_record_and_a_report_the_browser_draws(refres
     assert {"tiny", "messy", "tinyjs", "redseed", "does-not-exist"} <= set(rows)
     assert "no test passes reliably" in rows["redseed"]["error"]
     assert rows["tiny"]["accepted"] >= 6 and run["wall_time"] > 0
+    # what each seed cost, and a rejected candidate named with its reason
+    tiny = rows["tiny"]
+    assert tiny["sandbox_runs"] >= 5 + 2 * tiny["candidates"]  # originals, broken runs
+    assert 0 < tiny["prepare_seconds"] < tiny["wall_time"] and tiny["sandbox_seconds"] > 0
+    assert tiny["host_seconds"] > 0 and run["peak_rss_mib"] > 0 and run["peak_child_rss_mib"] > 0
+    assert rows["redseed"]["sandbox_runs"] >= 5  # a refused seed's original runs count
+    (timeout,) = rows["messy"]["examples"]["timeout"]
+    assert timeout.split()[0] in {"stub_body", "remove_function", "remove_block"}, timeout
     seen = measure(version / REPORT, tmp_path)
     assert seen["plots"] >= 14 and seen["empty"] == 0 and seen["drawn"] == seen["plots"], seen
     for caption in ("yield per seed", "yield per strategy", "candidates rejected", "band"):

@@ -64,17 +64,29 @@ def test_the_run_record_fills_yield_rejections_and_costs(published_tasks):
                 "by_strategy": {"stub_body": [8, 5], "remove_function": [2, 1]},
                 "wall_time": 12.5,
                 "error": None,
+                "examples": {"no_failing_tests": ["stub_body f: no test failed <after>"]},
+                "prepare_seconds": 4.0,
+                "host_seconds": 2.5,
+                "sandbox_seconds": 30.0,
             },
             {"seed": "broken", "candidates": 0, "accepted": 0, "error": "no tests"},
         ],
         "spend": {"rollouts": 12},
         "wall_time": 20.0,
+        "peak_rss_mib": 321.5,
     }
     page = render_report(published_tasks, run, title="t v1")
     assert "tiny (6/10)" in page and "stub_body (5/8)" in page
     assert "no_failing_tests" in page and "seed refused" in page
     assert "wall seconds per candidate" in page and ">2.0<" in page
     assert "no run record" not in page
+    # an example per seed and reason, escaped; the costs per candidate and the peak memory
+    assert '<td>tiny</td><td>no_failing_tests</td><td class="n">3</td>' in page
+    assert "stub_body f: no test failed &lt;after&gt;" in page
+    for caption, value in (("sandbox seconds per", "3"), ("host CPU", "0.25"), ("fixed", "4")):
+        figure = page[page.index(caption) :].split("</figure>")[0]
+        assert f'data-value="{value}"' in figure, (caption, figure)
+    assert "peak memory, MiB" in page and "321.5" in page and "tasks per hour" in page
     assert "no run record" in render_report(published_tasks, {}, title="t v1")
 
 

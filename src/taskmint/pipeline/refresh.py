@@ -34,7 +34,14 @@ from taskmint.pipeline.mint import (
 from taskmint.pipeline.progress import current
 from taskmint.pipeline.seed import PreparedSeed, describe_prepared, excise_seed, prepare_seed
 from taskmint.pipeline.steps import Executor, step
-from taskmint.pipeline.summary import SeedSummary, summarize_seed, with_tests
+from taskmint.pipeline.summary import (
+    CostReading,
+    SeedSummary,
+    peak_memory,
+    record_seed,
+    summarize_seed,
+    with_tests,
+)
 from taskmint.publish import PublishedVersion, publish
 from taskmint.publish.report import write_report, write_run_record
 from taskmint.records import Candidate, SeedApp, Task
@@ -159,7 +166,7 @@ def mint_batch(
     return results
 
 
-def _seed_error(source: SeedSource, exc: BaseException, started: float) -> SeedOutcome:
+def _seed_error(source: SeedSource, exc: BaseException, cost: CostReading) -> SeedOutcome:
     """A seed that could not be prepared: its row is named as the seeds file names it, and
     its reason says which pin failed (a git commit, a version) when the name does not."""
     reason = str(exc) if isinstance(exc, TaskmintError) else describe_error(exc)
@@ -167,7 +174,7 @@ def _seed_error(source: SeedSource, exc: BaseException, started: float) -> SeedO
         reason = f"{source.label}: {reason}"
     log.error("seed %s skipped: %s", source.name, reason)
     lost = int(is_infrastructure_error(exc))  # a seed lost to infrastructure counts too
-    summary = summarize_seed(source.name, [], started, error=reason)
+    summary = cost.charge(summarize_seed(source.name, [], cost.wall, error=reason))
     return SeedOutcome(summary=summary, items=lost, infra_errors=lost)
 
 
@@ -181,7 +188,8 @@ def mint_seed(
 ) -> SeedOutcome:
     """One seed's tasks, in the fixed order of the module docstring (`prepared` and `excised`
     when the caller has them already)."""
-    started = time.monotonic()
+    cost = CostReading.now()
+    started = cost.wall
     try:
         if prepared is None:
             prepared = prepare_seed(source, config, ex)
@@ -190,14 +198,16 @@ def mint_seed(
         if excised is None:
             excised = ex.call(excise_seed, prepared, config)
     except Exception as exc:  # one seed's failure is its own: recorded, the others go on
-        return _seed_error(source, exc, started)
+        return _seed_error(source, exc, cost)
+    prepared_at = time.monotonic()
     seed = prepared.seed
     for line in describe_prepared(prepared, len(excised.candidates)):
         log.info("%s", line)
     if not prepared.baseline.usable:
         log.error("[%s] original suite unusable: %s", seed.name, prepared.baseline.reason)
         summary = summarize_seed(seed.name, [], started, error=prepared.baseline.reason)
-        return SeedOutcome(summary=with_tests(summary, prepared.baseline))
+        summary = cost.charge(with_tests(summary, prepared.baseline), prepared_at)
+        return SeedOutcome(summary=summary)
     candidates = list(excised.candidates)
     results = mint_batch(ex, prepared, candidates, config)
     tasks = [r.task for r in results if r.task is not None]
@@ -216,15 +226,23 @@ def mint_seed(
             items += outcome.attempts
             infra += len(outcome.errors)
     summary = summarize_seed(
-        seed.name, results, started, strategies={c.candidate_id: c.strategy for c in candidates}
+        seed.name,
+        results,
+        started,
+        strategies={c.candidate_id: c.strategy for c in candidates},
+        names={c.candidate_id: f"{c.strategy} {c.units[0]}" for c in candidates},
     )
-    summary = with_tests(summary, prepared.baseline)
+    summary = cost.charge(with_tests(summary, prepared.baseline), prepared_at)
     log.info(
-        "[%s] %d/%d accepted in %.0fs",
+        "[%s] %d/%d accepted in %.0fs (fixed %.0fs; host CPU %.0fs; %d sandbox runs, %.0fs)",
         seed.name,
         summary.accepted,
         summary.candidates,
         summary.wall_time,
+        summary.prepare_seconds,
+        summary.host_seconds,
+        summary.sandbox_runs,
+        summary.sandbox_seconds,
     )
     return SeedOutcome(
         summary=summary,
@@ -244,11 +262,17 @@ def refresh(config: PipelineConfig, ex: Executor) -> RefreshResult:
     seeds: list[tuple[SeedApp, str, str]] = []
     items = infra = 0
     sources = load_seed_sources(config.seeds_manifest)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    seed_log = config.output_root / "runs" / f"refresh-{stamp}.jsonl"
     for i, source in enumerate(sources):
         progress.seed_started(source.label, i, len(sources))
         outcome = mint_seed(ex, source, config)
         s = outcome.summary
         progress.seed_finished(s.seed, s.accepted, s.candidates, s.error)
+        try:
+            record_seed(seed_log, s, run=stamp, seeds_file=str(config.seeds_manifest))
+        except OSError as exc:  # the log is a reading aid; the run goes on without it
+            log.warning("could not write %s: %s", seed_log, exc)
         summaries.append(s)
         tasks.extend(outcome.tasks)
         items += outcome.items
@@ -260,7 +284,7 @@ def refresh(config: PipelineConfig, ex: Executor) -> RefreshResult:
     spend = {**spend_of(tasks), "infra_errors": infra, "work_items": items}
     if published is not None and published.created:
         run = {"kind": "refresh", "seeds": [asdict(s) for s in summaries], "spend": spend}
-        report_version(published.path, {**run, "wall_time": wall})
+        report_version(published.path, {**run, "wall_time": wall, **peak_memory()})
     alert_infra_rate(config, "refresh", infra, items)
     return RefreshResult(
         summaries=tuple(summaries),

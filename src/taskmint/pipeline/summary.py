@@ -4,20 +4,27 @@ bands and spend, as rows (for a table artifact or `--json`) and as a markdown re
 from __future__ import annotations
 
 import dataclasses
+import json
+import resource
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from taskmint.pipeline.mint import MintResult
 from taskmint.records import Task
+from taskmint.sandbox.base import METER
 from taskmint.validate import Baseline
 from taskmint.validate.baseline import seed_report
 
 __all__ = [
+    "CostReading",
     "SeedSummary",
     "band_counts",
+    "peak_memory",
+    "record_seed",
     "summarize_seed",
     "summary_markdown",
     "summary_rows",
@@ -44,6 +51,75 @@ class SeedSummary:
     tests_deselected: int = 0
     # what to know and do about the seed's suite, a line each (`validate.seed_report`)
     report: tuple[str, ...] = ()
+    # a few rejected candidates per reason: "strategy unit: the verdict's reason"
+    examples: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # what the seed cost (`CostReading`): the fixed part (acquire, environment, index, original
+    # runs, coverage, excision) in wall seconds; for the whole seed, this process's CPU
+    # seconds (every thread), its children's (the sandboxes' processes), and the sandbox runs
+    # and their summed wall seconds
+    prepare_seconds: float = 0.0
+    host_seconds: float = 0.0
+    child_seconds: float = 0.0
+    sandbox_runs: int = 0
+    sandbox_seconds: float = 0.0
+
+
+EXAMPLES_PER_REASON = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CostReading:
+    """The process's counters at one moment: CPU seconds of this process (every thread) and of
+    its waited-for children, and the sandbox meter (`sandbox.base.METER`)."""
+
+    wall: float
+    host: float
+    children: float
+    runs: int
+    sandbox: float
+
+    @classmethod
+    def now(cls) -> CostReading:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        runs, seconds = METER.reading()
+        return cls(
+            wall=time.monotonic(),
+            host=me.ru_utime + me.ru_stime,
+            children=kids.ru_utime + kids.ru_stime,
+            runs=runs,
+            sandbox=seconds,
+        )
+
+    def charge(self, summary: SeedSummary, prepared_at: float | None = None) -> SeedSummary:
+        """`summary` with the cost from this reading to now (`prepared_at`: when the fixed
+        part ended, a `time.monotonic()`)."""
+        now = CostReading.now()
+        return dataclasses.replace(
+            summary,
+            prepare_seconds=round((prepared_at or now.wall) - self.wall, 1),
+            host_seconds=round(now.host - self.host, 2),
+            child_seconds=round(now.children - self.children, 2),
+            sandbox_runs=now.runs - self.runs,
+            sandbox_seconds=round(now.sandbox - self.sandbox, 1),
+        )
+
+
+def record_seed(path: Path, summary: SeedSummary, **extra: Any) -> None:
+    """Append `summary` (and `extra`) as one JSON line to the run's seed log `path`, as soon as
+    the seed is done: a run stopped before it publishes keeps what its seeds cost, and the
+    parts of a resumed run add up."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({**dataclasses.asdict(summary), **extra, **peak_memory()})
+    with path.open("a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+def peak_memory() -> dict[str, float]:
+    """Peak resident memory so far, MiB: this process's, and its largest waited-for child's."""
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"peak_rss_mib": round(me / 1024, 1), "peak_child_rss_mib": round(kids / 1024, 1)}
 
 
 def summarize_seed(
@@ -52,9 +128,18 @@ def summarize_seed(
     started: float,
     error: str | None = None,
     strategies: Mapping[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> SeedSummary:
-    """Counts per verdict status (and per strategy, given candidate id -> strategy)."""
+    """Counts per verdict status (and per strategy, given candidate id -> strategy), and a few
+    examples of each rejection (named by `names`, candidate id -> name, when given)."""
     statuses = Counter(r.verdict.status for r in results)
+    examples: dict[str, list[str]] = {}
+    for r in results:
+        v = r.verdict
+        shown = examples.setdefault(v.status, [])
+        if v.status != "accepted" and len(shown) < EXAMPLES_PER_REASON:
+            named = (names or {}).get(v.candidate_id, v.candidate_id)
+            shown.append(f"{named}: {v.reason[:300]}")
     by_strategy: dict[str, tuple[int, int]] = {}
     for r in results:
         name = (strategies or {}).get(r.verdict.candidate_id)
@@ -70,6 +155,7 @@ def summarize_seed(
         by_strategy=dict(sorted(by_strategy.items())),
         wall_time=round(time.monotonic() - started, 1),
         error=error,
+        examples={k: tuple(v) for k, v in sorted(examples.items()) if v},
     )
 
 
@@ -142,6 +228,24 @@ def _strength_lines(summaries: Sequence[SeedSummary], tasks: Sequence[Task]) -> 
     return lines
 
 
+def _cost_lines(summaries: Sequence[SeedSummary]) -> list[str]:
+    """What each seed cost: its fixed part, and per candidate, the host's CPU and the
+    sandboxes' wall seconds."""
+    rows = [s for s in summaries if s.sandbox_runs]
+    if not rows:
+        return []
+    lines = ["", "## Costs", ""]
+    lines += ["| seed | wall s | fixed s | host CPU s / candidate | sandbox s / candidate |"]
+    lines += ["|---|---|---|---|---|"]
+    for s in rows:
+        n = max(s.candidates, 1)
+        lines.append(
+            f"| {s.seed} | {s.wall_time:.0f} | {s.prepare_seconds:.0f} | "
+            f"{s.host_seconds / n:.2f} | {s.sandbox_seconds / n:.1f} |"
+        )
+    return lines
+
+
 def summary_markdown(
     title: str,
     summaries: Sequence[SeedSummary],
@@ -182,6 +286,7 @@ def summary_markdown(
         for s in notes:
             lines += [f"- **{s.seed}**: {line}" for line in s.report]
     lines += _strength_lines(summaries, tasks)
+    lines += _cost_lines(summaries)
     lines += ["", "## Bands", "", "| band | tasks |", "|---|---|"]
     lines += [f"| {band} | {n} |" for band, n in band_counts(tasks).items()]
     lines += ["", "## Spend", "", "| what | amount |", "|---|---|"]

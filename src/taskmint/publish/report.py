@@ -85,7 +85,7 @@ def render_report(tasks: Sequence[Task], run: Mapping[str, Any], *, title: str) 
         ),
         _section(
             "Rejections",
-            [_bars("candidates rejected, by reason", _rejections(seeds))],
+            [_bars("candidates rejected, by reason", _rejections(seeds)), _examples(seeds)],
         ),
         _section(
             "What was removed",
@@ -113,7 +113,16 @@ def render_report(tasks: Sequence[Task], run: Mapping[str, Any], *, title: str) 
             "Solve rates",
             [_bars("mean solve rate per solver and hint level", _rates(tasks), ratio=True)],
         ),
-        _section("Costs", [_bars("wall seconds per seed", _walls(seeds)), _costs(run, tasks)]),
+        _section(
+            "Costs",
+            [
+                _bars("wall seconds per seed", _walls(seeds)),
+                _bars("fixed seconds per seed (environment, original runs)", _fixed(seeds)),
+                _bars("sandbox seconds per candidate", _per_candidate(seeds, "sandbox_seconds")),
+                _bars("host CPU seconds per candidate", _per_candidate(seeds, "host_seconds")),
+                _costs(run, tasks),
+            ],
+        ),
     ]
     languages = ", ".join(f"{k} {v:g}" for k, v in _count(t.language for t in tasks))
     return f"""<!DOCTYPE html>
@@ -200,6 +209,40 @@ def _walls(seeds: Sequence[Mapping[str, Any]]) -> list[tuple[str, float]]:
     return [(s["seed"], float(s.get("wall_time") or 0.0)) for s in seeds]
 
 
+def _fixed(seeds: Sequence[Mapping[str, Any]]) -> list[tuple[str, float]]:
+    return [(s["seed"], float(s["prepare_seconds"])) for s in seeds if s.get("prepare_seconds")]
+
+
+def _per_candidate(seeds: Sequence[Mapping[str, Any]], key: str) -> list[tuple[str, float]]:
+    return [
+        (s["seed"], round(float(s[key]) / s["candidates"], 3))
+        for s in seeds
+        if s.get("candidates") and s.get(key) is not None
+    ]
+
+
+def _examples(seeds: Sequence[Mapping[str, Any]]) -> str:
+    """A table: per seed and reason, how many, and one example (the candidate and why)."""
+    rows = [
+        (s["seed"], reason, (s.get("rejected") or {}).get(reason, 0), shown[0])
+        for s in seeds
+        for reason, shown in sorted((s.get("examples") or {}).items())
+        if shown
+    ]
+    if not rows:
+        return _empty("rejected candidates, an example per seed and reason")
+    body = "".join(
+        f'<tr><td>{_e(seed)}</td><td>{_e(reason)}</td><td class="n">{n}</td>'
+        f'<td class="why">{_e(_clip(example, 160))}</td></tr>'
+        for seed, reason, n, example in rows
+    )
+    return (
+        "<figure><figcaption>rejected candidates, an example per seed and reason</figcaption>"
+        f"<table><tr><th>seed</th><th>reason</th><th>n</th><th>example</th></tr>{body}"
+        "</table></figure>"
+    )
+
+
 def _costs(run: Mapping[str, Any], tasks: Sequence[Task]) -> str:
     rows: list[tuple[str, object]] = [("tasks", len(tasks))]
     rows += [(k, v) for k, v in (run.get("spend") or {}).items()]
@@ -208,6 +251,13 @@ def _costs(run: Mapping[str, Any], tasks: Sequence[Task]) -> str:
     candidates = sum(s.get("candidates", 0) for s in run.get("seeds") or [])
     if candidates and run.get("wall_time"):
         rows.append(("wall seconds per candidate", round(run["wall_time"] / candidates, 2)))
+        rows.append(("tasks per hour", round(len(tasks) * 3600 / run["wall_time"], 1)))
+    for key, name in (
+        ("peak_rss_mib", "peak memory, MiB"),
+        ("peak_child_rss_mib", "largest run, MiB"),
+    ):
+        if run.get(key):
+            rows.append((name, run[key]))
     validation = [t.validation_wall_time for t in tasks if t.validation_wall_time]
     if validation:
         rows.append(("median validation seconds per task", round(_median(validation), 2)))

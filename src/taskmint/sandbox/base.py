@@ -9,8 +9,11 @@ import secrets
 import shutil
 import stat
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import wraps
 from types import TracebackType
 
 from taskmint.config import Limits
@@ -18,8 +21,10 @@ from taskmint.lifecycle import track_path
 
 __all__ = [
     "CHANNEL_ENV",
+    "METER",
     "CappedOutput",
     "Mount",
+    "RunMeter",
     "RunResult",
     "RunSpec",
     "Sandbox",
@@ -131,11 +136,60 @@ class CappedOutput:
         return body.decode("utf-8", "replace"), self.truncated
 
 
+class RunMeter:
+    """The sandbox runs of this process, every backend and thread: how many, and their summed
+    wall seconds (what a run costs the machine beside the host's own work). Read it before and
+    after a piece of work; the difference is that work's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = threading.local()
+        self.runs = 0
+        self.seconds = 0.0
+
+    def reading(self) -> tuple[int, float]:
+        """(runs, seconds) so far."""
+        with self._lock:
+            return self.runs, self.seconds
+
+    def metered(self, run: Callable[[Sandbox, RunSpec], RunResult]) -> Callable[..., RunResult]:
+        """`run`, counted once however many backends' `run` it goes through (a subclass that
+        calls its parent's is one run)."""
+
+        @wraps(run)
+        def counted(sandbox: Sandbox, spec: RunSpec) -> RunResult:
+            depth = getattr(self._depth, "value", 0)
+            self._depth.value = depth + 1
+            started = time.monotonic()
+            try:
+                return run(sandbox, spec)
+            finally:
+                self._depth.value = depth
+                if depth == 0:
+                    elapsed = time.monotonic() - started
+                    with self._lock:
+                        self.runs += 1
+                        self.seconds += elapsed
+
+        counted.__metered__ = True  # type: ignore[attr-defined]
+        return counted
+
+
+METER = RunMeter()
+
+
 class Sandbox(abc.ABC):
-    """A place to run untrusted commands. Use as a context manager to guarantee cleanup."""
+    """A place to run untrusted commands. Use as a context manager to guarantee cleanup.
+    Every backend's `run` is counted by `METER`."""
 
     name: str = "abstract"
     supports_channel: bool = False  # honours RunSpec.channel_input / channel_report
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and not getattr(run, "__metered__", False):
+            cls.run = METER.metered(run)  # type: ignore[method-assign]
 
     @abc.abstractmethod
     def run(self, spec: RunSpec) -> RunResult:
