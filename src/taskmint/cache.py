@@ -75,6 +75,7 @@ OTHER_FIELDS = frozenset(
         "seeds_manifest",  # the seed's snapshot id is in the key instead
         "shard_rows",
         "workers",
+        "parallel_seeds",
         "max_candidates_per_seed",
         "min_body_lines",
         "strategies",

@@ -215,6 +215,9 @@ class PipelineConfig:
     max_candidates_per_seed: int = 36
     min_body_lines: int = 2
     workers: int = 2
+    # seeds minted at once by a refresh (their steps share the executor: `workers` sandboxes
+    # per process, or a cluster's workers); 1 takes them in turn
+    parallel_seeds: int = 1
     random_seed: int = 0
     shard_rows: int = 500
     reference_solvers: tuple[str, ...] = ("null", "oracle")
@@ -266,6 +269,8 @@ class PipelineConfig:
             raise ManifestError("broken_runs must be at least 2 to detect flaky results")
         if self.workers < 1:
             raise ManifestError("workers must be at least 1")
+        if self.parallel_seeds < 1:
+            raise ManifestError("parallel_seeds must be at least 1")
         for name in self.strategies:
             as_strategy(name, error=ManifestError, where="strategies")
         if self.statement_style not in ("spec", "issue"):

@@ -256,6 +256,35 @@ def test_a_killed_refresh_resumes_without_redoing_work_and_matches_an_uninterrup
     assert len(ResultStore(fresh.cache_dir / "results").journal()) == len(after)
 
 
+def test_seeds_minted_at_once_on_dask_give_the_version_of_one_at_a_time(
+    prefect_harness, work_dir, tiny_env
+):
+    """Two seeds (Python and JavaScript) at once on a 2-worker Dask cluster, against the same
+    refresh taking them in turn on threads: the same tasks, and the run record in the seeds
+    file's order."""
+    manifest = work_dir / "two_seeds.toml"
+    manifest.write_text(
+        f'[[seed]]\npath = "{SEEDS / "tinyjs"}"\n\n[[seed]]\npath = "{SEEDS / "tiny"}"\n'
+    )
+    one_at_a_time = run_refresh(
+        _config(_output(work_dir, "in-turn"), seeds_manifest=manifest), task_runner="threads"
+    )
+    at_once = run_refresh(
+        _config(_output(work_dir, "at-once"), seeds_manifest=manifest, parallel_seeds=2),
+        task_runner="dask",
+    )
+    assert one_at_a_time.published is not None and at_once.published is not None
+    first = _comparable(Path(one_at_a_time.published.path))
+    assert first == _comparable(Path(at_once.published.path))
+    assert {t.seed for t in load_tasks(Path(at_once.published.path))} == {"tiny", "tinyjs"}
+    assert [s.seed for s in at_once.summaries] == ["tinyjs", "tiny"]
+    record = json.loads((Path(at_once.published.path) / "run.json").read_text())
+    assert record["parallel_seeds"] == 2 and [s["seed"] for s in record["seeds"]] == [
+        "tinyjs",
+        "tiny",
+    ]
+
+
 # --- alerts ---------------------------------------------------------------------------------
 
 

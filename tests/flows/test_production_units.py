@@ -140,6 +140,7 @@ def _changed(tmp_path: Path) -> dict[str, object]:
         "max_candidates_per_seed": 5,
         "min_body_lines": 4,
         "workers": 7,
+        "parallel_seeds": 3,
         "random_seed": 1,
         "shard_rows": 10,
         "reference_solvers": ("oracle",),
@@ -479,6 +480,10 @@ def test_bands_load_from_the_config_and_are_checked(tmp_path):
     assert load_config(tmp_path / "c.toml").bands == (("easy", 0.7), ("hard", 0.0))
     with pytest.raises(ManifestError, match=r"start at 0\.0"):
         PipelineConfig(bands=(("easy", 0.5),))
+    (tmp_path / "p.toml").write_text("parallel_seeds = 3\n")
+    assert load_config(tmp_path / "p.toml").parallel_seeds == 3
+    with pytest.raises(ManifestError, match="parallel_seeds must be at least 1"):
+        load_config(tmp_path / "p.toml", parallel_seeds=0)
 
 
 def test_two_processes_storing_one_key_leave_one_whole_result(tmp_path):

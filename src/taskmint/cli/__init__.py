@@ -70,6 +70,7 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
         "seeds_manifest": getattr(args, "seeds", None),
         "max_candidates_per_seed": getattr(args, "max_candidates", None),
         "workers": getattr(args, "workers", None),
+        "parallel_seeds": getattr(args, "parallel_seeds", None),
         "dataset_name": getattr(args, "name", None),
         "models": getattr(args, "models", None),
         "alert_webhook": os.environ.get("TASKMINT_ALERT_WEBHOOK") or None,

@@ -31,6 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=Path, help="seeds manifest (default: seed_apps/seeds.toml)")
     p.add_argument("--max-candidates", type=int, help="candidates per seed")
     p.add_argument("--workers", type=int, help="parallel sandboxes")
+    p.add_argument(
+        "--parallel-seeds",
+        type=int,
+        help="seeds minted at once (default 1: in turn); the sandboxes stay bounded by --workers",
+    )
     p.add_argument("--name", help="dataset name (default: taskmint)")
     p.add_argument("--models", type=Path, help="calibration TOML naming models to calibrate with")
     _runner_options(p)

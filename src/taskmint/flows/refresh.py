@@ -38,7 +38,10 @@ def refresh(config: PipelineConfig) -> RefreshResult:
     reclaim_signals()  # the CLI's prompt stop, not the flow engine's wind-down
     try:
         with pipeline_logs():
-            result = refresh_seeds(config, PrefectExecutor())
+            ex = PrefectExecutor()
+            if config.parallel_seeds > 1:
+                ex.start()
+            result = refresh_seeds(config, ex)
     except Exception as exc:
         alert_failure(config, "refresh", exc)
         raise

@@ -75,8 +75,18 @@ def prefect_task(fn: Callable[..., T]) -> Task[..., T]:
         return made
 
 
+def runner_started() -> None:
+    """A task that does nothing: submitted once, it starts the flow's task runner."""
+
+
 class PrefectExecutor:
     """The pipeline's `Executor` inside a Prefect flow: each step a task run."""
+
+    def start(self) -> None:
+        """Start the flow's task runner now, before several threads submit at once:
+        prefect-dask makes its client (and its `LocalCluster`) on the first submission, and two
+        threads submitting first start two clusters, one of which fails."""
+        prefect_task(runner_started).submit().result()
 
     def call(self, step: Callable[..., T], /, *args: Any) -> T:
         return prefect_task(step)(*args)

@@ -11,9 +11,11 @@ parallel) -> calibrate the tasks against the configured models.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -264,16 +266,40 @@ def refresh(config: PipelineConfig, ex: Executor) -> RefreshResult:
     sources = load_seed_sources(config.seeds_manifest)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     seed_log = config.output_root / "runs" / f"refresh-{stamp}.jsonl"
-    for i, source in enumerate(sources):
+
+    def one(i: int, source: SeedSource) -> SeedOutcome:
         progress.seed_started(source.label, i, len(sources))
         outcome = mint_seed(ex, source, config)
         s = outcome.summary
         progress.seed_finished(s.seed, s.accepted, s.candidates, s.error)
         try:
-            record_seed(seed_log, s, run=stamp, seeds_file=str(config.seeds_manifest))
+            record_seed(
+                seed_log,
+                s,
+                run=stamp,
+                seeds_file=str(config.seeds_manifest),
+                parallel_seeds=config.parallel_seeds,
+            )
         except OSError as exc:  # the log is a reading aid; the run goes on without it
             log.warning("could not write %s: %s", seed_log, exc)
-        summaries.append(s)
+        return outcome
+
+    if config.parallel_seeds > 1 and len(sources) > 1:
+        # Seeds at once, each on its own thread: a seed's serial work (an environment, the
+        # index, the excision, the statements) overlaps another's sandbox runs, and on a
+        # cluster each seed's steps go to whichever worker is free. The outcomes are taken in
+        # the seeds file's order, so the version is the same as a run of one seed at a time.
+        # Each thread runs in a copy of this one's context: an orchestrator's run context
+        # (Prefect's flow run) lives in context variables, and a seed's steps belong to it.
+        contexts = [contextvars.copy_context() for _ in sources]
+        with ThreadPoolExecutor(config.parallel_seeds, thread_name_prefix="seed") as pool:
+            outcomes = list(
+                pool.map(lambda c, i, s: c.run(one, i, s), contexts, range(len(sources)), sources)
+            )
+    else:
+        outcomes = [one(i, source) for i, source in enumerate(sources)]
+    for outcome in outcomes:
+        summaries.append(outcome.summary)
         tasks.extend(outcome.tasks)
         items += outcome.items
         infra += outcome.infra_errors
@@ -283,7 +309,13 @@ def refresh(config: PipelineConfig, ex: Executor) -> RefreshResult:
     wall = round(time.monotonic() - started, 1)
     spend = {**spend_of(tasks), "infra_errors": infra, "work_items": items}
     if published is not None and published.created:
-        run = {"kind": "refresh", "seeds": [asdict(s) for s in summaries], "spend": spend}
+        run = {
+            "kind": "refresh",
+            "seeds": [asdict(s) for s in summaries],
+            "spend": spend,
+            # above 1, a seed's host and sandbox figures include the seeds beside it
+            "parallel_seeds": config.parallel_seeds,
+        }
         report_version(published.path, {**run, "wall_time": wall, **peak_memory()})
     alert_infra_rate(config, "refresh", infra, items)
     return RefreshResult(
