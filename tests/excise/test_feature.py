@@ -95,6 +95,13 @@ def test_the_size_bounds_what_is_offered(shop):  # type: ignore[no-untyped-def]
     assert why and "outside the feature size" in why[0]
     one_file = FeatureSize(lines=(20, 400), files=(3, None))
     assert _made(ctx, one_file)[0] == []
+    # what is certain before the edits is skipped before them; the bound never drops a
+    # feature the edits would bring inside the size
+    assert why[0].startswith("at most ") and "lines" in why[0]
+    (made,) = _made(ctx, FeatureSize(lines=(1, None)))[0]
+    exact = made.features.lines_removed
+    assert _made(ctx, FeatureSize(lines=(exact, None)))[0] == [made]
+    assert _made(ctx, FeatureSize(lines=(exact + 1, None)))[0] == []
 
 
 def test_a_feature_most_of_the_suite_runs_is_no_feature(shop, monkeypatch):  # type: ignore[no-untyped-def]

@@ -525,3 +525,31 @@ def test_slots_bound_how_many_blocks_run_at_once():
     for t in threads:
         t.join()
     assert max(peak) == 2
+
+
+def test_a_seeds_candidates_are_stored_and_read_back_until_what_decides_them_changes(
+    tiny_seed, tiny_env, tiny_baseline, tmp_path, monkeypatch
+):
+    """A resumed refresh reads a seed's excision back instead of making it again (minutes of
+    CPU on a large seed); another budget, round or set of knobs makes it again."""
+    from taskmint.index import index_seed
+    from taskmint.pipeline import seed as seeds
+
+    prepared = seeds.PreparedSeed(
+        seed=tiny_seed,
+        env=tiny_env,
+        index=index_seed(tiny_seed),
+        baseline=tiny_baseline,
+        coverage=None,
+    )
+    config = PipelineConfig(output_root=tmp_path)
+    first = seeds.excise_seed(prepared, config)
+    assert len(first.candidates) >= 4
+    made = []
+    real = seeds.excise
+    monkeypatch.setattr(seeds, "excise", lambda *a, **k: made.append(k) or real(*a, **k))
+    assert seeds.excise_seed(prepared, config) == first and made == []
+    fewer = seeds.excise_seed(prepared, dataclasses.replace(config, max_candidates_per_seed=2))
+    assert fewer.candidates == first.candidates[:2] and len(made) == 1
+    seeds.excise_seed(prepared, config, round_no=1)
+    assert len(made) == 2 and made[-1]["random_seed"] == config.random_seed + 1

@@ -341,6 +341,35 @@ def _apply(ctx: ExciseContext, plan: _Plan) -> tuple[dict[str, bytes], list[str]
     return edits, sorted(set(keys)), sorted(spans)
 
 
+# The most lines an edit removes beyond its unit's span: blank lines around a removed
+# definition (`removed_from`) and a stub's replaced line.
+_EDGE_LINES = 3
+
+
+def _short_of(ctx: ExciseContext, plan: _Plan, size: FeatureSize) -> str | None:
+    """Why `plan` cannot reach `size`'s minimum files or lines, when that is certain before
+    its edits are made (else None): it touches only the plan's files, and removes at most
+    the plan's classes' and units' spans plus `_EDGE_LINES` each. Most test groups' code
+    sits in one file, and making their edits was most of the excision's time."""
+    files = set(plan.classes) | set(plan.removed) | set(plan.stubbed)
+    low_files, low_lines = size.files[0], size.lines[0]
+    if low_files is not None and len(files) < low_files:
+        return f"{len(files)} file(s): outside the feature size (files {size.files})"
+    if low_lines is None:
+        return None
+    most = 0
+    for file, classes in plan.classes.items():
+        sites = ctx.located(file).classes
+        most += sum(sites[c].end_line - sites[c].start_line + 1 + _EDGE_LINES for c in classes)
+    for units in plan.removed.values():
+        most += sum(u.end_line - u.start_line + 1 + _EDGE_LINES for u in units)
+    for units in plan.stubbed.values():
+        most += sum(u.end_line - u.body_start_line + 1 + _EDGE_LINES for u in units)
+    if most < low_lines:
+        return f"at most {most} lines: outside the feature size (lines {size.lines})"
+    return None
+
+
 def candidates(
     ctx: ExciseContext,
     *,
@@ -375,6 +404,10 @@ def candidates(
                 )
                 continue
             plan = _plan(ctx, units, _allowed_importers(cmap, feature.tests), feature.tests)
+            short = _short_of(ctx, plan, size)
+            if short is not None:  # decided before the edits, which parse each file again
+                yield SkippedFile(path=where, reason=short)
+                continue
             edits, keys, spans = _apply(ctx, plan)
             for file, new in edits.items():
                 invalid = check_valid(new)

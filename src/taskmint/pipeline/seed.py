@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import hashlib
 import logging
+import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 from taskmint.acquire.sources import SeedSource, acquire_source
+from taskmint.cache import ResultStore, content_key
 from taskmint.config import Knobs, PipelineConfig
 from taskmint.excise import ExciseResult, excise
 from taskmint.index import index_seed
 from taskmint.index.coverage import CoverageMap, coverage_map
 from taskmint.languages import build_environment, profile_for_seed
+from taskmint.lifecycle import stopping
 from taskmint.pipeline.slots import slot
 from taskmint.pipeline.steps import Executor, step
 from taskmint.records import CodeIndex, Environment, SeedApp, SeedManifest
@@ -115,18 +121,67 @@ def excise_seed(
     prepared: PreparedSeed, config: PipelineConfig, knobs: Knobs | None = None, round_no: int = 0
 ) -> ExciseResult:
     """Choose and make candidates (`knobs` and a random stream per round for a harder batch;
-    by default the run's)."""
-    return excise(
+    by default the run's). Stored in the result store: a resumed run, or a harder batch's
+    round that asks again, reads them back (the excision of a large seed is minutes of CPU).
+    """
+    knobs = knobs if knobs is not None else config.knobs
+    key = _excise_key(prepared, config, knobs, round_no)
+    store = ResultStore(config.cache_dir / "results")
+    found, value = store.get(key)
+    if found and isinstance(value, ExciseResult):
+        return value
+    result = excise(
         prepared.seed,
         prepared.index,
         max_candidates=config.max_candidates_per_seed,
         min_body_lines=config.min_body_lines,
         random_seed=config.random_seed + round_no,
         strategies=config.strategies,
-        knobs=knobs if knobs is not None else config.knobs,
+        knobs=knobs,
         coverage=prepared.coverage,
         feature_size=config.feature,
     )
+    if not stopping():
+        store.put(key, result)
+    return result
+
+
+def _excise_key(
+    prepared: PreparedSeed, config: PipelineConfig, knobs: Knobs | None, round_no: int
+) -> str:
+    """What decides a seed's candidates: the snapshot, its index and coverage map, the
+    excision's settings, and taskmint's own code (any change to it makes a new key)."""
+    coverage = b"" if prepared.coverage is None else pickle.dumps(prepared.coverage, protocol=5)
+    index = pickle.dumps(prepared.index, protocol=5)
+    settings = repr(
+        (
+            config.max_candidates_per_seed,
+            config.min_body_lines,
+            config.random_seed + round_no,
+            config.strategies,
+            knobs,
+            config.feature,
+        )
+    )
+    return content_key(
+        "excise",
+        prepared.seed.snapshot_id,
+        hashlib.sha256(index).hexdigest(),
+        hashlib.sha256(coverage).hexdigest(),
+        settings,
+        _code_digest(),
+    )
+
+
+@functools.cache
+def _code_digest() -> str:
+    """SHA-256 of taskmint's source files: stored excisions are only as good as the code."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def fallback_manifest(manifest: SeedManifest, baseline: Baseline) -> SeedManifest | None:
