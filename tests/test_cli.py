@@ -167,6 +167,24 @@ def test_progress_moves_with_each_candidate_and_estimates_from_the_candidates_do
     assert len(lines) == 3 and "ETA unknown" not in lines[-1]  # 40 candidates left of 2 seeds
 
 
+def test_seeds_minted_at_once_keep_their_own_rows():
+    """Two seeds start under their seeds file's labels and report under their names, the
+    second's events first: each lands on its own row (it took the newest row before)."""
+    out = io.StringIO()
+    with RunDisplay("taskmint refresh", stream=out) as display:
+        display.seed_started("freezegun==1.5.4", 0, 2)
+        display.seed_started("marshmallow==4.3.1", 1, 2)
+        display.candidates_done("freezegun", 10, 60, 6)
+        display.candidates_done("marshmallow", 0, 60, 0)
+        display.candidate_finished("freezegun", accepted=True)
+        display.seed_finished("marshmallow", 50, 60, None)
+    assert display.order == ["freezegun", "marshmallow"]
+    fz, ma = display.seeds["freezegun"], display.seeds["marshmallow"]
+    assert (fz.done, fz.total, fz.accepted, fz.state) == (11, 60, 7, "minting")
+    assert (ma.done, ma.accepted, ma.state) == (60, 50, "done")
+    assert "freezegun: 10/60 candidates done" in out.getvalue()
+
+
 def test_log_lines_print_above_the_live_table_and_their_handlers_come_back():
     """Prefect's console handler and a plain one write to the terminal the table is on:
     while it runs they write through it (above the table), and get their stream back."""

@@ -57,6 +57,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def _norm(text: str) -> str:
+    return text.lower().replace("-", "_").replace(".", "_")
+
+
 class RunDisplay:
     """The pipeline's `Progress` for a person: live on a terminal, plain lines elsewhere."""
 
@@ -136,15 +140,24 @@ class RunDisplay:
     # rendering
 
     def _seed(self, name: str) -> _Seed:
-        if name not in self.seeds:  # a seed renamed by its manifest: the newest row is it
-            last = self.seeds.pop(self.order[-1]) if self.order else _Seed(name, time.monotonic())
-            last.name = name
-            if self.order:
-                self.order[-1] = name
-            else:
-                self.order.append(name)
-            self.seeds[name] = last
-        return self.seeds[name]
+        """The row of seed `name`. A seed starts under its seeds file's label
+        ("click==8.4.2", "repo@e382e72789f8") and reports under its manifest's name: the row
+        still preparing whose label holds the name is it (seeds minted at once prepare side by
+        side), else the newest row still preparing, else the newest row."""
+        if name in self.seeds:
+            return self.seeds[name]
+        preparing = [k for k in self.order if self.seeds[k].state == "preparing"]
+        wanted = _norm(name)
+        named = [k for k in preparing if wanted in _norm(k)]
+        key = (named or preparing or self.order[-1:] or [None])[-1]
+        row = self.seeds.pop(key) if key is not None else _Seed(name, time.monotonic())
+        row.name = name
+        if key is not None:
+            self.order[self.order.index(key)] = name
+        else:
+            self.order.append(name)
+        self.seeds[name] = row
+        return row
 
     def eta(self) -> str:
         """The time left for the run, from the candidates done: the run's time per candidate
