@@ -149,7 +149,8 @@ class RunDisplay:
         preparing = [k for k in self.order if self.seeds[k].state == "preparing"]
         wanted = _norm(name)
         named = [k for k in preparing if wanted in _norm(k)]
-        key = (named or preparing or self.order[-1:] or [None])[-1]
+        candidates: list[str | None] = [*(named or preparing or self.order[-1:])] or [None]
+        key = candidates[-1]
         row = self.seeds.pop(key) if key is not None else _Seed(name, time.monotonic())
         row.name = name
         if key is not None:
