@@ -8,7 +8,7 @@ export PREFECT_HOME ?= $(CURDIR)/output/prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export PREFECT_LOGGING_LEVEL ?= INFO
 
-.PHONY: setup system-deps test-deps images demo test test-fast bench bench-pypi bench-real bench-rust bench-rust-real exactness lint clean
+.PHONY: setup system-deps test-deps images demo test test-fast bench bench-pypi bench-real bench-cluster bench-rust bench-rust-real exactness lint clean
 
 setup: system-deps $(VENV)/.installed
 
@@ -55,6 +55,11 @@ bench-pypi: setup
 # pytest: ids, fixed cost, yield, host seconds per candidate. Needs the package index.
 bench-real: setup
 	$(PY) -m pytest -q -s tests/bench/test_real_seeds.py -p no:cacheprovider
+
+# The refresh on a 2-process Dask cluster with seeds at once against one process taking them
+# in turn: walls, ratio, the same task ids. Needs the package index.
+bench-cluster: setup
+	$(PY) -m pytest -q -s tests/bench/test_cluster_refresh.py -p no:cacheprovider
 
 # The cargo runner on real crates (acquire, clean and warm builds, against plain cargo test):
 # needs the Rust toolchain, cargo-nextest and the Rust crate registry.
