@@ -55,11 +55,9 @@ class SeedSummary:
     examples: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # what the seed cost (`CostReading`): the fixed part (acquire, environment, index, original
     # runs, coverage, excision) in wall seconds; for the whole seed, this process's CPU
-    # seconds (every thread), its children's (the sandboxes' processes), and the sandbox runs
-    # and their summed wall seconds
+    # seconds (every thread), and the sandbox runs and their summed wall seconds
     prepare_seconds: float = 0.0
     host_seconds: float = 0.0
-    child_seconds: float = 0.0
     sandbox_runs: int = 0
     sandbox_seconds: float = 0.0
 
@@ -69,24 +67,21 @@ EXAMPLES_PER_REASON = 3
 
 @dataclass(frozen=True, slots=True)
 class CostReading:
-    """The process's counters at one moment: CPU seconds of this process (every thread) and of
-    its waited-for children, and the sandbox meter (`sandbox.base.METER`)."""
+    """The process's counters at one moment: CPU seconds of this process (every thread) and
+    the sandbox meter (`sandbox.base.METER`)."""
 
     wall: float
     host: float
-    children: float
     runs: int
     sandbox: float
 
     @classmethod
     def now(cls) -> CostReading:
         me = resource.getrusage(resource.RUSAGE_SELF)
-        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         runs, seconds = METER.reading()
         return cls(
             wall=time.monotonic(),
             host=me.ru_utime + me.ru_stime,
-            children=kids.ru_utime + kids.ru_stime,
             runs=runs,
             sandbox=seconds,
         )
@@ -99,7 +94,6 @@ class CostReading:
             summary,
             prepare_seconds=round((prepared_at or now.wall) - self.wall, 1),
             host_seconds=round(now.host - self.host, 2),
-            child_seconds=round(now.children - self.children, 2),
             sandbox_runs=now.runs - self.runs,
             sandbox_seconds=round(now.sandbox - self.sandbox, 1),
         )
