@@ -81,6 +81,8 @@ class MutationSyntax:
     call: str = "call_expression"
     arguments: str = "arguments"
     spread: str = "spread_element"
+    # callees symmetric in their first two arguments (`Math.max`): `swap_args` leaves them be
+    symmetric: frozenset[str] = frozenset()
     branch: str = "if_statement"
     never: bytes  # a condition that is always false
     empty_block: bytes  # an emptied `else` body

@@ -12,7 +12,9 @@ import stays as it is), the operators are:
 - `drop`: a statement that is not a plain assignment (a call, an augmented assignment, a
   `raise`, a `del`, `break`/`continue`) replaced by `pass` (`;`);
 - `early_return`: a bare `return` before a body's first statement;
-- `swap_args`: a call's first two positional arguments swapped;
+- `swap_args`: a call's first two positional arguments swapped, unless the callee is known to
+  be symmetric in them (`max`, `min` without a `key`, `math.gcd`, `math.hypot`, ...;
+  JavaScript's `Math.max`, ...): that mutant is equivalent and would count against the tests;
 - `branch`: an `if` (`elif`) condition made `False`, an `else` body emptied.
 
 The language's profile says how its code is read: Python with `ast` (its offsets are UTF-8 byte
@@ -65,6 +67,25 @@ _PY_FLIP = {
     "is": "is not",
     "is not": "is",
 }
+# Callees whose result does not depend on the order of their first two positional arguments:
+# swapping them makes an equivalent mutant, which no test can kill.
+_PY_SYMMETRIC = frozenset(
+    {
+        "max",
+        "min",
+        "math.gcd",
+        "math.lcm",
+        "math.hypot",
+        "math.dist",
+        "math.isclose",
+        "operator.eq",
+        "operator.ne",
+        "operator.is_",
+        "operator.is_not",
+    }
+)
+# `max(a, b, key=f)` returns the first of two items with equal keys: order shows there.
+_ORDER_KEYWORDS = frozenset({"key"})
 _PY_OP = re.compile(rb"not\s+in\b|is\s+not\b|<=|>=|==|!=|<|>|\bin\b|\bis\b")
 
 
@@ -305,6 +326,8 @@ class _Py:
         args = node.args
         if len(args) < 2 or any(isinstance(a, ast.Starred) for a in args[:2]):
             return
+        if _symmetric(node):
+            return
         a0, a1 = self.span(args[0]), self.span(args[1])
         t0, t1 = self.data[a0[0] : a0[1]], self.data[a1[0] : a1[1]]
         if t0 == t1:
@@ -312,6 +335,21 @@ class _Py:
         middle = self.data[a0[1] : a1[0]]
         replacement = t1 + middle + t0
         self.add(a0[0], a1[1], replacement, "swap_args", stmt, unit)
+
+
+def _symmetric(call: ast.Call) -> bool:
+    """Whether swapping the call's first two arguments cannot change what it returns."""
+    func = call.func
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    name = ".".join([func.id, *reversed(parts)])
+    if name not in _PY_SYMMETRIC:
+        return False
+    return not any(k.arg in _ORDER_KEYWORDS for k in call.keywords)
 
 
 def _walk(expr: ast.expr) -> Iterator[tuple[ast.AST, bool]]:
@@ -504,7 +542,18 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
             args = node.child_by_field_name("arguments")
             if args is not None and args.type == spec.arguments:
                 named = [c for c in args.named_children if c.type != spec.comment]
-                if len(named) >= 2 and spec.spread not in (named[0].type, named[1].type):
+                callee = node.child_by_field_name("function")
+                symmetric = callee is not None and (
+                    b"".join(data[callee.start_byte : callee.end_byte].split()).decode(
+                        "utf-8", "replace"
+                    )
+                    in spec.symmetric
+                )
+                if (
+                    len(named) >= 2
+                    and spec.spread not in (named[0].type, named[1].type)
+                    and not symmetric
+                ):
                     a, b = named[0], named[1]
                     ta, tb = data[a.start_byte : a.end_byte], data[b.start_byte : b.end_byte]
                     if ta != tb:

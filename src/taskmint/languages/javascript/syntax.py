@@ -126,6 +126,7 @@ MUTATION = MutationSyntax(
         "!==": "===",
     },
     booleans={"true": b"false", "false": b"true"},
+    symmetric=frozenset({"Math.max", "Math.min", "Math.hypot"}),
     never=b"(false)",
     empty_block=b"{}",
 )
