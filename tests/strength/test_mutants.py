@@ -181,6 +181,24 @@ def spread(a, b, items):
     }
 
 
+def test_no_mutant_the_compiler_makes_into_the_same_code() -> None:
+    code = b"""class Hooks:
+    def accept(self, offer):
+        pass
+
+    def finalize(self):
+        return None
+
+    def record(self, items):
+        items.append(1)
+"""
+    found = mutants_of("pkg/hooks.py", code, _lines(1, 9))
+    early = {m.line for m in found if m.operator == "early_return"}
+    # `return` before `pass` or `return None` compiles to what the original compiles to
+    assert early == {9}
+    assert {m.operator for m in found} == {"early_return", "drop", "constant"}
+
+
 def test_gold_lines_are_the_lines_the_gold_patch_puts_back() -> None:
     original = PY.decode()
     broken = original.replace(

@@ -52,7 +52,7 @@ __all__ = [
 
 # Part of the keys of stored gate results and minted tasks: a new value when the mutants a
 # task gets change, so stored results are measured again.
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"  # 2: no equivalent swaps of symmetric calls, no compiler-equivalent mutants
 _NOT_GRADED = frozenset({"sandbox_error", "excise_failed", "internal_error", "original_failed"})
 _SHOWN_SURVIVORS = 5  # surviving mutants a `weak_tests` reason names
 # A mutant's run may take `_SLACK` seconds plus `_FACTOR` times what its selected tests took on

@@ -22,6 +22,8 @@ offsets), the tree-sitter languages with their grammar, the node kinds and texts
 operators coming from their syntax (`TreeSitterSyntax.mutation`: JavaScript's and
 TypeScript's; a language without one has no mutants). A Python mutant must `compile`; a
 tree-sitter one must parse without an error node.
+A Python mutant whose function compiles to the same code as the original's (trivial compiler
+equivalence: an early `return` in a body that only returns None) is equivalent and left out.
 `sample_mutants` picks at most n of them, deterministic in a seed string (the task's id),
 spread over the operators first and over lines second.
 """
@@ -400,6 +402,27 @@ def _code_by_qualname(code: types.CodeType) -> dict[str, types.CodeType]:
     return out
 
 
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two code objects do the same thing: the same instructions, names and constants
+    (nested code compared the same way), whatever their line numbers. Trivial compiler
+    equivalence: a `return` put before a body that only returns None, a `0` moved to `1` in
+    code the compiler removes, ... make the same code as the original."""
+    if (
+        a.co_code != b.co_code
+        or a.co_names != b.co_names
+        or _scope(a) != _scope(b)
+        or len(a.co_consts) != len(b.co_consts)
+    ):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts, strict=True):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or x != y:
+            return False
+    return True
+
+
 def _scope(code: types.CodeType) -> tuple[object, ...]:
     return (code.co_varnames, code.co_cellvars, code.co_freevars)
 
@@ -430,6 +453,8 @@ def python_mutants(path: str, data: bytes, lines: set[int]) -> list[Mutant]:
             continue
         new = _code_by_qualname(code).get(m.unit)
         old = old_codes.get(m.unit)
+        if new is not None and old is not None and _same_code(new, old):
+            continue  # the compiler makes the same code of both: an equivalent mutant
         if new is None or old is None or _scope(new) != _scope(old):
             first, last = bodies.get(m.unit, (m.first, m.last))
             m = _widened(m, min(first, m.first), max(last, m.last))
