@@ -221,6 +221,34 @@ def test_a_signature_over_several_lines_is_interface_even_when_the_code_does_not
     assert [leak.kind for leak in body] == ["line"]
 
 
+def test_a_body_line_its_own_signature_holds_is_not_protected():
+    # boltons' urlutils.unquote and aiofiles' NamedTemporaryFile beside _temporary_file: the
+    # statement shows the signatures, which hold these lines' tokens
+    code = (
+        "def unquote(string, encoding='utf-8', errors='replace'):\n"
+        "    if encoding is None:\n"
+        "        encoding = 'utf-8'\n"
+        "    bits = _ASCII_RE.split(string)\n"
+        "def _temporary_file(\n"
+        "    named=True,\n"
+        "    mode='w+b',\n"
+        "):\n"
+        "    return opener(\n"
+        "        named=True,\n"
+        "        mode=mode,\n"
+        "    )\n"
+    )
+    checker = LeakChecker(code)
+    statement = (
+        "def unquote(string, encoding='utf-8', errors='replace')\n"
+        "def _temporary_file(\n    named=True,\n    mode='w+b',\n)"
+    )
+    assert checker.check(statement, where="statement") == []
+    # the body's own lines stay protected
+    leaked = checker.check("bits = _ASCII_RE.split(string)", where="statement")
+    assert [leak.line for leak in leaked] == ["bits = _ASCII_RE.split(string)"]
+
+
 def test_a_line_that_only_opens_a_call_is_not_protected_but_its_arguments_are():
     code = (
         "def check(report, meta):\n"

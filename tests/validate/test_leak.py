@@ -62,3 +62,33 @@ def test_one_short_line_in_common_is_chance_not_a_leak(tiny_seed, tiny_env, sand
     ]
     assert candidates
     assert scan_for_leaks(seed, tiny_env, candidates, sandbox, limits=SCAN_LIMITS) == {}
+
+
+def test_a_signature_and_docstring_found_elsewhere_are_not_a_leak(
+    tiny_seed, tiny_env, sandbox, tmp_path
+):
+    # An API listing that quotes the header and docstring the statement states anyway (as the
+    # standard library's `_collections_abc` holds `async def __anext__(self):`), and one line
+    root = tmp_path / "seed"
+    shutil.copytree(tiny_seed.root, root)
+    (root / "NOTES.md").write_text(
+        "    def add(self, start, end):\n"
+        '        """Add the interval [start, end]."""\n'
+        "        items = list(self._items)\n"
+    )
+    seed = dataclasses.replace(tiny_seed, root=str(root), files=(*tiny_seed.files, "NOTES.md"))
+    candidates = [
+        c
+        for c in excise(
+            seed, index_seed(seed), max_candidates=20, strategies=("remove_function",)
+        ).candidates
+        if c.units == ("tinylib/intervals.py::IntervalSet.add",)
+    ]
+    assert candidates and "def add(self, start, end):" in candidates[0].removed_code
+    assert scan_for_leaks(seed, tiny_env, candidates, sandbox, limits=SCAN_LIMITS) == {}
+    # two of its three body lines are a copy of the implementation
+    (root / "NOTES.md").write_text(
+        "        items = list(self._items)\n        items.append((start, end))\n"
+    )
+    hits = scan_for_leaks(seed, tiny_env, candidates, sandbox, limits=SCAN_LIMITS)
+    assert set(hits) == {c.candidate_id for c in candidates}

@@ -7,7 +7,9 @@ are the interface the statement is meant to state, so they are not protected. Ev
 of at least `min_tokens` tokens is protected: its token sequence may not appear anywhere in a
 text, even spread over several lines or inside Markdown. On top of that, no line of a text may
 be, token for token, a complete line of the removed code that does anything (names a variable,
-a call or a literal): this is what keeps the last hint's outline an outline.
+a call or a literal): this is what keeps the last hint's outline an outline. A body line that
+the removed code's own definition headers already hold (`encoding = 'utf-8'` under
+`def unquote(s, encoding='utf-8')`) is neither: a statement showing the signature repeats it.
 """
 
 from __future__ import annotations
@@ -69,11 +71,13 @@ def _depth(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
-def _heuristic_interface_lines(lines: list[str]) -> set[int]:
-    """Docstrings and definition headers found line by line (code that does not parse as a
-    whole: several files' removed lines, stubbed bodies next to whole classes). A header whose
-    brackets stay open goes on to the line that closes them (a signature over several lines)."""
+def _heuristic_interface_lines(lines: list[str], *, docs: bool = True) -> set[int]:
+    """Docstrings (unless not `docs`) and definition headers found line by line (code that
+    does not parse as a whole: several files' removed lines, stubbed bodies next to whole
+    classes). A header whose brackets stay open goes on to the line that closes them (a
+    signature over several lines)."""
     out: set[int] = set()
+    doc_lines: set[int] = set()
     in_doc: str | None = None
     open_header = 0
     for i, line in enumerate(lines):
@@ -83,12 +87,12 @@ def _heuristic_interface_lines(lines: list[str]) -> set[int]:
             open_header += _depth(s)
             continue
         if in_doc is not None:
-            out.add(i)
+            doc_lines.add(i)
             if in_doc in s:
                 in_doc = None
             continue
         if s.startswith(('"""', "'''")):
-            out.add(i)
+            doc_lines.add(i)
             quote = s[:3]
             if s.count(quote) == 1:
                 in_doc = quote
@@ -101,7 +105,7 @@ def _heuristic_interface_lines(lines: list[str]) -> set[int]:
             head = s.split("(")[0].split()[-1] if s.split("(")[0].split() else ""
             if head not in _CONTROL:
                 out.add(i)
-    return out
+    return out | doc_lines if docs else out
 
 
 def _opens_call(toks: list[str]) -> bool:
@@ -130,14 +134,23 @@ class LeakChecker:
             interface = _heuristic_interface_lines(lines)
         protected: dict[str, str] = {}
         complete: dict[str, str] = {}
+        # What the definition headers say (signatures, defaults) is the statement's to state:
+        # a body line repeating it (`encoding = 'utf-8'` under `def unquote(s,
+        # encoding='utf-8')`, `named=True,` in a call beside a signature's own `named=True,`)
+        # gives nothing away when a text repeats the interface.
+        said = [lines[i] for i in sorted(_heuristic_interface_lines(lines, docs=False))]
+        said_stream = " " + " ".join(tokens("\n".join(said))) + " "
+        said_lines = {" ".join(_line_key(line.strip())) for line in said}
         for i, line in enumerate(lines):
             stripped = line.strip()
             if not stripped or i in interface or stripped.startswith(_COMMENT):
                 continue
             toks = _line_key(stripped)
             key = " ".join(toks)
-            if len(toks) >= min_tokens and not _opens_call(toks):
+            if len(toks) >= min_tokens and not _opens_call(toks) and f" {key} " not in said_stream:
                 protected.setdefault(key, stripped)
+            if key in said_lines:
+                continue
             # a line that is one name (an argument of a call spread over lines, `file,`) says
             # nothing of the implementation; a signature in the statement may hold the same
             if len(toks) > 1 and any(

@@ -35,6 +35,7 @@ from taskmint.sandbox import open_sandbox
 from taskmint.sandbox.base import Sandbox
 from taskmint.strength import GENERATOR_VERSION, GateItem, Strength, measure_strength, weak_reason
 from taskmint.validate import Baseline, validate_batch, validate_candidate
+from taskmint.validate.leak import RULES_VERSION as LEAK_RULES_VERSION
 from taskmint.validate.leak import scan_for_leaks
 from taskmint.verify import Grader
 
@@ -224,7 +225,8 @@ def scan_leaks(
         with slot("sandbox", config.workers), open_sandbox(config.sandbox) as sandbox:
             return leaks_in(candidates, prepared.seed, prepared.env, sandbox, config)
 
-    found: dict[str, str] = result_store(config).cached(_key("leak", prepared, config, *ids), scan)
+    key = _key("leak", prepared, config, LEAK_RULES_VERSION, *ids)
+    found: dict[str, str] = result_store(config).cached(key, scan)
     return found
 
 

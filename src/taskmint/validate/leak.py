@@ -1,8 +1,9 @@
 """The leak scan: is any distinctive line of the removed code visible from inside the sandbox?
 
 A line is distinctive when, with surrounding whitespace removed, it is at least
-`MIN_NEEDLE_CHARS` long and does not occur in any broken source file (a line that the policy's
-own sources legitimately contain reveals nothing). A file leaks a candidate when it holds at
+`MIN_NEEDLE_CHARS` long, is not a definition header or docstring line (the statement states
+those), and does not occur in any broken source file (a line that the policy's own sources
+legitimately contain reveals nothing). A file leaks a candidate when it holds at
 least half of the candidate's distinctive lines (two at least), or its only one if that is long:
 one short line in common with unrelated code (the standard library, a dependency) is chance.
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from taskmint.config import Limits
 from taskmint.files import copy_tree
 from taskmint.index.seed import source_files
-from taskmint.languages import adapter_for
+from taskmint.languages import adapter_for, profile
 from taskmint.patches import apply_patch
 from taskmint.records import Candidate, Environment, SeedApp
 from taskmint.sandbox.base import Mount, RunSpec, Sandbox
@@ -31,12 +32,16 @@ from taskmint.scratch import make_scratch
 __all__ = [
     "MIN_LONE_NEEDLE_CHARS",
     "MIN_NEEDLE_CHARS",
+    "RULES_VERSION",
     "distinctive_lines",
     "scan_for_leaks",
     "source_files",
 ]
 
 MIN_NEEDLE_CHARS = 20
+# Part of the key of a stored scan: a new value when the needles a candidate gets change.
+# 2: definition headers and docstrings are no needles.
+RULES_VERSION = "2"
 # A lone distinctive line must be this long to count on its own: short lines such as
 # "if cached is not None:" recur in unrelated code.
 MIN_LONE_NEEDLE_CHARS = 40
@@ -65,12 +70,23 @@ def _normalized(text: str) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
+def _interface(candidate: Candidate) -> set[str]:
+    """The removed code's definition headers and docstrings, normalized: the statement states
+    them, so finding them elsewhere (`async def __anext__(self):` in the standard library's
+    `_collections_abc`) gives nothing away. Code that does not parse keeps every line."""
+    code = candidate.removed_code
+    lines = code.splitlines()
+    found = profile(candidate.language).interface_lines(code) or set()
+    return {lines[i].strip() for i in found if i < len(lines)}
+
+
 def distinctive_lines(candidate: Candidate, legit_lines: set[str]) -> set[str]:
     """The removed lines that would give the answer away if found anywhere visible."""
+    stated = _interface(candidate)
     return {
         line
         for line in _normalized(candidate.removed_code)
-        if len(line) >= MIN_NEEDLE_CHARS and line not in legit_lines
+        if len(line) >= MIN_NEEDLE_CHARS and line not in legit_lines and line not in stated
     }
 
 
