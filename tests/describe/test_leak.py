@@ -239,6 +239,10 @@ def test_a_body_line_its_own_signature_holds_is_not_protected():
         "    )\n"
     )
     checker = LeakChecker(code)
+    # a keyword argument of a call spread over lines, as a helper's signature the statement
+    # shows may hold it (aiofiles' NamedTemporaryFile calls _temporary_file(named=True, ...))
+    call = LeakChecker("    return opener(\n        named=True,\n        mode=mode,\n    )\n")
+    assert call.check("async def _temporary_file(\n    named=True,\n", where="statement") == []
     statement = (
         "def unquote(string, encoding='utf-8', errors='replace')\n"
         "def _temporary_file(\n    named=True,\n    mode='w+b',\n)"

@@ -34,6 +34,10 @@ _JS_METHOD_HEAD = re.compile(
 )
 _CONTROL = frozenset(("if", "for", "while", "switch", "catch", "with", "return"))
 _COMMENT = ("#", "//", "/*", "*", "*/")
+# One keyword argument of a call spread over lines, its value a name or a literal.
+_KEYWORD_ARGUMENT = re.compile(
+    r"[A-Za-z_$][\w$]*\s*[=:]\s*(?:[A-Za-z_$][\w$.]*|-?\d[\w.]*|'[^'\n]*'|\"[^\"\n]*\"),"
+)
 _EDGE = frozenset((";", ":", "{", ",", "\\"))
 
 
@@ -151,8 +155,11 @@ class LeakChecker:
                 protected.setdefault(key, stripped)
             if key in said_lines:
                 continue
-            # a line that is one name (an argument of a call spread over lines, `file,`) says
-            # nothing of the implementation; a signature in the statement may hold the same
+            # a line that is one name (an argument of a call spread over lines, `file,`) or
+            # one keyword argument of a plain value (`named=True,`) says nothing of the
+            # implementation; a signature in the statement may hold the same
+            if _KEYWORD_ARGUMENT.fullmatch(stripped):
+                continue
             if len(toks) > 1 and any(
                 t not in KEYWORDS and not re.fullmatch(r"[^\w$]", t) for t in toks
             ):
