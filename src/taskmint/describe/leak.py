@@ -21,9 +21,12 @@ from taskmint.describe.facts import KEYWORDS
 from taskmint.languages import profile
 from taskmint.records import Language
 
-__all__ = ["DEFAULT_MIN_TOKENS", "Leak", "LeakChecker", "find_leaks", "tokens"]
+__all__ = ["DEFAULT_MIN_TOKENS", "RULES_VERSION", "Leak", "LeakChecker", "find_leaks", "tokens"]
 
 DEFAULT_MIN_TOKENS = 5
+# Part of the key of a stored task (its statement was checked by these rules): a new value
+# when what the check lets through changes. 2: signature lines and keyword arguments.
+RULES_VERSION = "2"
 _TOKEN = re.compile(r"[A-Za-z0-9_$]+|[^\sA-Za-z0-9_$`]")
 _HEADER = re.compile(
     r"^\s*(?:@|async\s+def\b|def\b|class\b|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\b|"

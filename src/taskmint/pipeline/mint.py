@@ -21,6 +21,7 @@ from taskmint.cache import ResultStore, config_fingerprint, content_key
 from taskmint.calibrate import calibrate_reference
 from taskmint.config import PipelineConfig, StrengthConfig
 from taskmint.describe import Rewriter, describe, load_rewriter
+from taskmint.describe.leak import RULES_VERSION as DESCRIBE_RULES_VERSION
 from taskmint.errors import SandboxError, TaskmintError
 from taskmint.excise.feature import MAX_FAILING_SHARE
 from taskmint.index.coverage import CoverageMap
@@ -434,7 +435,9 @@ def mint_validated(
     raises `SandboxError` (retried, then a `sandbox_error` verdict that is not stored)."""
     candidate, verdict = validated
     store = result_store(config)
-    key = _key("mint", prepared, config, candidate.candidate_id, GENERATOR_VERSION)
+    key = _key(
+        "mint", prepared, config, candidate.candidate_id, GENERATOR_VERSION, DESCRIBE_RULES_VERSION
+    )
     found, cached = store.get(key)
     if found:
         stored: MintResult = cached
