@@ -481,6 +481,15 @@ def _widened(m: Mutant, first: int, last: int) -> Mutant:
 # -- tree-sitter languages ---------------------------------------------------------------------
 
 
+def _ts_symmetric(call: Node, data: bytes, symmetric: frozenset[str]) -> bool:
+    """Whether the call's callee (its text without whitespace) is one of `symmetric`."""
+    callee = call.child_by_field_name("function")
+    if callee is None or not symmetric:
+        return False
+    text = b"".join(data[callee.start_byte : callee.end_byte].split())
+    return text.decode("utf-8", "replace") in symmetric
+
+
 def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -> list[Mutant]:
     """Every mutant of `data` (a file of tree-sitter language `language`) inside `lines`
     whose tree parses without an error node, in file order. Only code inside function bodies
@@ -567,17 +576,10 @@ def treesitter_mutants(path: str, data: bytes, lines: set[int], language: str) -
             args = node.child_by_field_name("arguments")
             if args is not None and args.type == spec.arguments:
                 named = [c for c in args.named_children if c.type != spec.comment]
-                callee = node.child_by_field_name("function")
-                symmetric = callee is not None and (
-                    b"".join(data[callee.start_byte : callee.end_byte].split()).decode(
-                        "utf-8", "replace"
-                    )
-                    in spec.symmetric
-                )
                 if (
                     len(named) >= 2
                     and spec.spread not in (named[0].type, named[1].type)
-                    and not symmetric
+                    and not _ts_symmetric(node, data, spec.symmetric)
                 ):
                     a, b = named[0], named[1]
                     ta, tb = data[a.start_byte : a.end_byte], data[b.start_byte : b.end_byte]
